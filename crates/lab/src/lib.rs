@@ -1,0 +1,7 @@
+//! The locklab lab: measures lock algorithms on this machine, stores and
+//! plots the results. The `locklab` binary is a thin CLI over this crate.
+
+pub mod error;
+pub mod results;
+
+pub use error::{LabError, Result};

@@ -1,0 +1,148 @@
+//! What a run produces: the machine it ran on, its parameters, and per point
+//! every repetition. The store keeps exactly these; reports, JSON and plots
+//! read them back.
+
+use serde::{Deserialize, Serialize};
+
+/// Facts about the machine a run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Machine {
+    /// CPU model name (from /proc/cpuinfo).
+    pub cpu_model: String,
+    /// Online logical CPUs.
+    pub cores: usize,
+    /// Time-stamp counter rate in Hz, if known.
+    pub tsc_hz: Option<u64>,
+    /// Kernel release and version.
+    pub kernel: String,
+    /// `rustc --version` of the toolchain that built the lab.
+    pub rustc: String,
+    /// Git revision of the lab's source (with `-dirty` if modified).
+    pub git_rev: String,
+    /// Host name.
+    pub hostname: String,
+}
+
+/// A run: one invocation of a benchmark command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// Store id; `None` until stored.
+    pub id: Option<i64>,
+    /// What ran: `bench` (the standard suite), `bench spin`, `bench uncontended`.
+    pub kind: String,
+    /// The command line as typed.
+    pub command: String,
+    /// Every parameter, resolved (defaults filled in).
+    pub params: serde_json::Value,
+    /// The machine.
+    pub machine: Machine,
+    /// Start time, RFC 3339 UTC.
+    pub started: String,
+    /// End time, RFC 3339 UTC; `None` while running or if interrupted.
+    pub finished: Option<String>,
+    /// Whether every planned point finished.
+    pub complete: bool,
+}
+
+/// One repetition of one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rep {
+    /// Repetition number, from 0.
+    pub rep: u32,
+    /// Measured wall-clock seconds.
+    pub wall_s: f64,
+    /// CPU seconds used by the measuring threads (user + system).
+    pub cpu_s: f64,
+    /// Acquisitions by all threads.
+    pub total_ops: u64,
+    /// `total_ops / wall_s`.
+    pub throughput_ops_s: f64,
+    /// Nanoseconds per acquire+release (for `uncontended`: per pair, one thread).
+    pub ns_per_op: f64,
+    /// Acquisitions per thread.
+    pub thread_ops: Vec<u64>,
+    /// Jain's fairness index of `thread_ops` (1 = perfectly even).
+    pub jain: f64,
+    /// Acquire latency percentiles and maximum in ns (0 when not sampled).
+    pub p50_ns: u64,
+    /// 99th percentile acquire latency, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile acquire latency, ns.
+    pub p999_ns: u64,
+    /// Longest acquire latency, ns.
+    pub max_ns: u64,
+}
+
+/// One point: a lock at a thread count and parameter set, every repetition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// `spin` or `uncontended`.
+    pub bench: String,
+    /// Lock or peer name (`floor` for the uncontended physical floor).
+    pub lock: String,
+    /// Measuring threads.
+    pub threads: u32,
+    /// The point's own parameters (cs_ns, cs_lines, delay_ns, delay_dist, secs, …).
+    pub params: serde_json::Value,
+    /// Every repetition, in order.
+    pub reps: Vec<Rep>,
+}
+
+/// Median of a sample (mean of the middle two for even counts); NaN if empty.
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²): 1 when all equal, 1/n when one
+/// thread did everything. 1 for an empty or all-zero sample (nothing unfair
+/// happened).
+pub fn jain(xs: &[u64]) -> f64 {
+    let n = xs.len() as f64;
+    let sum: f64 = xs.iter().map(|&x| x as f64).sum();
+    let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
+    if n == 0.0 || sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (n * sq)
+    }
+}
+
+impl Point {
+    /// A metric's median, minimum and maximum over the repetitions.
+    pub fn stat(&self, f: impl Fn(&Rep) -> f64) -> (f64, f64, f64) {
+        let xs: Vec<f64> = self.reps.iter().map(f).collect();
+        let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (median(&xs), min, max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_is_one_when_even_and_one_over_n_when_one_thread_does_all() {
+        assert!((jain(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[8, 0, 0, 0]) - 0.25).abs() < 1e-12);
+        let j = jain(&[10, 20]);
+        assert!((j - 900.0 / (2.0 * 500.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn median_odd_even_and_unsorted() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+}

@@ -1,0 +1,26 @@
+//! locklab: lock algorithms for multicore programs.
+//!
+//! Every algorithm lives in its own file, implements [`lock_api::RawMutex`]
+//! (so the ready-made `…Mutex<T>` aliases behave like `parking_lot::Mutex<T>`),
+//! and carries a [`LockInfo`] that the locklab lab, the docs and the CLI all
+//! read from one place.
+//!
+//! ```
+//! let counter = locklab::TasMutex::new(0u64);
+//! *counter.lock() += 1;
+//! assert_eq!(*counter.lock(), 1);
+//! ```
+//!
+//! Under `--cfg loom` the algorithms are built on loom's atomics so that the
+//! model checks in `tests/loom.rs` exercise the very same code; the
+//! `lock_api` layer (which needs `const` initialisers that loom cannot
+//! provide) is left out in that configuration.
+
+#![warn(missing_docs)]
+
+pub mod info;
+pub mod spin;
+pub mod util;
+
+pub use info::{Family, LockInfo, Described};
+pub use spin::*;

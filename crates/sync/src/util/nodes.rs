@@ -1,0 +1,238 @@
+//! Per-thread arrays of queue nodes, addressed by (thread index, slot).
+//!
+//! MCS-style locks need one node per acquisition, at an address that stays
+//! put while the node is queued. Following Linux's qspinlock (per-CPU arrays
+//! of four nodes, one per context that may nest), each thread owns
+//! [`DEPTH`] cache-padded nodes in a [`NodeTable`]. A thread claims a free
+//! slot in its own row, and gives it back when done with it; the row's
+//! occupancy mask is written only by the thread owning the row, so it needs
+//! no read-modify-write.
+//!
+//! Rows are allocated lazily in chunks of [`CHUNK`] threads and never freed
+//! while the table lives, so a `&N` handed out stays valid even after its
+//! thread exits (an index that is recycled inherits the row, including any
+//! slot still marked busy by a leaked guard).
+//!
+//! Declare a table with [`node_table!`], which makes a `static` normally and a
+//! per-execution `lazy_static` under loom.
+
+use super::sync::{AtomicPtr, AtomicU8, Ordering};
+use super::thread_index::{self, MAX_THREADS};
+use super::CachePadded;
+
+/// Nodes per thread: how many queue-lock acquisitions one thread may have
+/// outstanding at once before a lock must fall back to something else.
+pub const DEPTH: usize = 4;
+/// Threads per lazily allocated chunk.
+pub const CHUNK: usize = 64;
+const CHUNKS: usize = MAX_THREADS / CHUNK;
+
+/// One thread's row: its nodes and which of them are in use.
+pub struct Row<N> {
+    nodes: [CachePadded<N>; DEPTH],
+    busy: AtomicU8,
+}
+
+type Chunk<N> = [Row<N>; CHUNK];
+
+/// A claimed node: where it is, so it can be encoded and released.
+#[derive(Debug)]
+pub struct Claim<'a, N> {
+    /// The claiming thread's index.
+    pub thread: u32,
+    /// The slot within the thread's row, `0..DEPTH`.
+    pub slot: u8,
+    /// The node itself.
+    pub node: &'a N,
+}
+
+/// A table of per-thread node rows. See the module documentation.
+pub struct NodeTable<N> {
+    chunks: [AtomicPtr<Chunk<N>>; CHUNKS],
+}
+
+// SAFETY: the table hands out `&N` to any thread; `N` must therefore be Sync
+// (it is shared between a waiter and its predecessor). Rows are only
+// created, never mutated non-atomically.
+unsafe impl<N: Sync> Sync for NodeTable<N> {}
+// SAFETY: as above; the table owns its chunks.
+unsafe impl<N: Send> Send for NodeTable<N> {}
+
+impl<N: Default> NodeTable<N> {
+    /// An empty table (std build: usable in a `static`).
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        Self {
+            chunks: [const { AtomicPtr::new(core::ptr::null_mut()) }; CHUNKS],
+        }
+    }
+
+    /// An empty table.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self {
+            chunks: core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut())),
+        }
+    }
+
+    #[cold]
+    fn allocate(&self, c: usize) -> *mut Chunk<N> {
+        let fresh: Box<Chunk<N>> = Box::new(core::array::from_fn(|_| Row {
+            nodes: core::array::from_fn(|_| CachePadded::new(N::default())),
+            busy: AtomicU8::new(0),
+        }));
+        let fresh = Box::into_raw(fresh);
+        // AcqRel on success publishes the initialised rows; Acquire on
+        // failure sees the winner's.
+        match self.chunks[c].compare_exchange(
+            core::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(winner) => {
+                // SAFETY: `fresh` came from Box::into_raw above and was never shared.
+                drop(unsafe { Box::from_raw(fresh) });
+                winner
+            }
+        }
+    }
+
+    #[inline]
+    fn row(&self, thread: u32) -> &Row<N> {
+        let t = thread as usize;
+        debug_assert!(t < MAX_THREADS);
+        let c = t / CHUNK;
+        let mut p = self.chunks[c].load(Ordering::Acquire);
+        if p.is_null() {
+            p = self.allocate(c);
+        }
+        // SAFETY: chunks are never freed while the table lives (only in Drop,
+        // which has `&mut self`), and `p` was published with Release.
+        unsafe { &(*p)[t % CHUNK] }
+    }
+
+    /// The node at (thread, slot). Any thread may look up any node, e.g. to
+    /// link itself behind a predecessor whose address came from a lock word.
+    #[inline]
+    pub fn get(&self, thread: u32, slot: u8) -> &N {
+        &self.row(thread).nodes[slot as usize]
+    }
+
+    /// Claims a free node of the calling thread, or `None` when all
+    /// [`DEPTH`] are in use.
+    #[inline]
+    pub fn claim(&self) -> Option<Claim<'_, N>> {
+        let thread = thread_index::current();
+        let row = self.row(thread);
+        // Only this thread writes its row's mask, so Relaxed suffices; the
+        // node's own fields carry the algorithm's synchronisation.
+        let busy = row.busy.load(Ordering::Relaxed);
+        let slot = (!busy).trailing_zeros() as usize;
+        if slot >= DEPTH {
+            return None;
+        }
+        row.busy.store(busy | (1 << slot), Ordering::Relaxed);
+        Some(Claim {
+            thread,
+            slot: slot as u8,
+            node: &row.nodes[slot],
+        })
+    }
+
+    /// Gives back a node claimed by the calling thread.
+    ///
+    /// Must be called on the thread that claimed it (queue-lock guards are
+    /// `!Send` for this reason), once nothing else will touch the node.
+    #[inline]
+    pub fn release(&self, thread: u32, slot: u8) {
+        let row = self.row(thread);
+        let busy = row.busy.load(Ordering::Relaxed);
+        debug_assert!(busy & (1 << slot) != 0, "releasing a free node");
+        row.busy.store(busy & !(1 << slot), Ordering::Relaxed);
+    }
+}
+
+#[cfg(not(loom))]
+impl<N: Default> Default for NodeTable<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<N> Drop for NodeTable<N> {
+    fn drop(&mut self) {
+        for c in &mut self.chunks {
+            let p = c.load(Ordering::Relaxed);
+            if !p.is_null() {
+                // SAFETY: we own the chunk (it came from Box::into_raw) and
+                // `&mut self` means no node reference is alive.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
+    }
+}
+
+/// Declares a node table: `node_table!(static MCS_NODES: McsNode);`.
+///
+/// A plain `static` normally; under loom a `lazy_static`, since loom's
+/// atomics cannot be built in a const and must be fresh in every execution.
+#[macro_export]
+macro_rules! node_table {
+    ($vis:vis static $name:ident : $node:ty) => {
+        #[cfg(not(loom))]
+        $vis static $name: $crate::util::nodes::NodeTable<$node> =
+            $crate::util::nodes::NodeTable::new();
+        #[cfg(loom)]
+        loom::lazy_static! {
+            $vis static ref $name: $crate::util::nodes::NodeTable<$node> =
+                $crate::util::nodes::NodeTable::new();
+        }
+    };
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::util::sync::AtomicU32;
+
+    #[derive(Default)]
+    struct Probe(AtomicU32);
+
+    node_table!(static T: Probe);
+
+    #[test]
+    fn claims_distinct_slots_up_to_depth_then_none_and_release_in_any_order() {
+        let claims: Vec<_> = (0..DEPTH).map(|_| T.claim().expect("free slot")).collect();
+        let mut slots: Vec<u8> = claims.iter().map(|c| c.slot).collect();
+        slots.sort_unstable();
+        assert_eq!(slots, (0..DEPTH as u8).collect::<Vec<_>>());
+        assert!(T.claim().is_none(), "a full row must refuse");
+        // Release the middle one first: the next claim gets exactly it.
+        let mid = &claims[1];
+        T.release(mid.thread, mid.slot);
+        let again = T.claim().expect("released slot");
+        assert_eq!(again.slot, mid.slot);
+        assert!(core::ptr::eq(again.node, mid.node), "stable address");
+        for c in &claims {
+            T.release(c.thread, c.slot);
+        }
+    }
+
+    #[test]
+    fn other_threads_see_the_same_node_address() {
+        let c = T.claim().unwrap();
+        c.node.0.store(7, Ordering::Relaxed);
+        let (thread, slot) = (c.thread, c.slot);
+        let addr = c.node as *const Probe as usize;
+        let seen = std::thread::spawn(move || {
+            let n = T.get(thread, slot);
+            (n as *const Probe as usize, n.0.load(Ordering::Relaxed))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, (addr, 7));
+        T.release(thread, slot);
+    }
+}

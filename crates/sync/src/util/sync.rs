@@ -1,0 +1,65 @@
+//! The one door through which every algorithm reaches atomics.
+//!
+//! Normally this is `core::sync::atomic`; under `--cfg loom` it is loom's
+//! model-checked replacement, so the algorithms are checked unchanged. Spin
+//! loops must call [`spin_loop`] here rather than `core::hint::spin_loop`:
+//! under loom it yields to the scheduler, without which a model of a spinning
+//! thread never ends.
+
+#[cfg(not(loom))]
+pub use core::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
+    Ordering,
+};
+#[cfg(loom)]
+pub use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
+    Ordering,
+};
+
+/// Tell the CPU (or loom) that this thread is busy-waiting.
+#[inline(always)]
+pub fn spin_loop() {
+    #[cfg(loom)]
+    loom::hint::spin_loop();
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+}
+
+/// Give the rest of this thread's time slice away.
+#[inline]
+pub fn yield_now() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+}
+
+/// An `UnsafeCell` with loom's closure API, so code that touches shared
+/// non-atomic data can be checked by loom for data races.
+#[cfg(loom)]
+pub use loom::cell::UnsafeCell;
+
+/// An `UnsafeCell` with loom's closure API, so code that touches shared
+/// non-atomic data can be checked by loom for data races.
+#[cfg(not(loom))]
+#[derive(Debug, Default)]
+pub struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
+    pub const fn new(value: T) -> Self {
+        Self(core::cell::UnsafeCell::new(value))
+    }
+    /// Calls `f` with a shared raw pointer to the contents.
+    #[inline(always)]
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+    /// Calls `f` with a mutable raw pointer to the contents.
+    #[inline(always)]
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}

@@ -1,0 +1,142 @@
+//! What every lock's model check asks: mutual exclusion with non-atomic
+//! shared data (loom reports any access not ordered by happens-before), the
+//! final count (no lost update), and for queue locks one thread holding two
+//! locks at once while others contend for each.
+
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+
+/// The algorithm-level interface of a lock, as the checks drive it.
+pub trait ModelLock: Send + Sync + 'static {
+    type Token;
+    fn new() -> Self;
+    fn acquire(&self) -> Self::Token;
+    fn try_acquire(&self) -> Option<Self::Token>;
+    fn release(&self, token: Self::Token);
+}
+
+/// A model builder with bounded preemptions (default 2, or
+/// `LOOM_MAX_PREEMPTIONS`) and room for spin loops.
+pub fn builder() -> loom::model::Builder {
+    let mut b = loom::model::Builder::new();
+    b.max_branches = 100_000;
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(2);
+    }
+    b
+}
+
+struct Shared<L> {
+    lock: L,
+    data: UnsafeCell<usize>,
+}
+
+fn critical<L: ModelLock>(s: &Shared<L>) {
+    let t = s.lock.acquire();
+    // Read and write in separate accesses: a broken lock lets loom see the
+    // other thread's unordered access between them.
+    let v = s.data.with(|p| unsafe { *p });
+    s.data.with_mut(|p| unsafe { *p = v + 1 });
+    s.lock.release(t);
+}
+
+/// `threads` threads each take the lock `rounds` times.
+pub fn mutual_exclusion<L: ModelLock>(threads: usize, rounds: usize) {
+    builder().check(move || {
+        let s = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let s = s.clone();
+                loom::thread::spawn(move || {
+                    for _ in 0..rounds {
+                        critical(&s);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let total = s.data.with(|p| unsafe { *p });
+        assert_eq!(total, threads * rounds, "lost update");
+        assert!(s.lock.try_acquire().map(|t| s.lock.release(t)).is_some(), "left locked");
+    });
+}
+
+/// `try_acquire` against a concurrent `acquire`: the data stays exclusive.
+pub fn try_against_lock<L: ModelLock>() {
+    builder().check(|| {
+        let s = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let s2 = s.clone();
+        let h = loom::thread::spawn(move || critical(&s2));
+        let mut mine = 0;
+        if let Some(t) = s.lock.try_acquire() {
+            let v = s.data.with(|p| unsafe { *p });
+            s.data.with_mut(|p| unsafe { *p = v + 1 });
+            s.lock.release(t);
+            mine = 1;
+        }
+        h.join().unwrap();
+        assert_eq!(s.data.with(|p| unsafe { *p }), 1 + mine);
+    });
+}
+
+/// One thread holds A and B at once (releasing A first, not LIFO) while a
+/// thread on each lock contends: both data stay exclusive.
+pub fn nested_two<L: ModelLock>() {
+    builder().check(|| {
+        let a = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let b = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let (a1, b1) = (a.clone(), b.clone());
+        let both = loom::thread::spawn(move || {
+            let ta = a1.lock.acquire();
+            let tb = b1.lock.acquire();
+            a1.data.with_mut(|p| unsafe { *p += 1 });
+            b1.data.with_mut(|p| unsafe { *p += 1 });
+            a1.lock.release(ta);
+            b1.lock.release(tb);
+        });
+        let b2 = b.clone();
+        let other = loom::thread::spawn(move || critical(&b2));
+        critical(&a);
+        both.join().unwrap();
+        other.join().unwrap();
+        assert_eq!(a.data.with(|p| unsafe { *p }), 2);
+        assert_eq!(b.data.with(|p| unsafe { *p }), 2);
+    });
+}
+
+/// `threads` threads each make `attempts` non-blocking attempts, entering
+/// the critical section when one succeeds.
+///
+/// For locks whose `acquire` is literally "retry `try_acquire` until it
+/// succeeds" with an atomic read-modify-write (test-and-set): loom's
+/// partial-order reduction treats every failed swap as a new write that
+/// conflicts with the owner's, and so never exhausts a spin of them. Bounded
+/// attempts check the same instruction sequence without the unbounded loop.
+pub fn try_only<L: ModelLock>(threads: usize, attempts: usize) {
+    builder().check(move || {
+        let s = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let s = s.clone();
+                loom::thread::spawn(move || {
+                    let mut entered = 0;
+                    for _ in 0..attempts {
+                        if let Some(t) = s.lock.try_acquire() {
+                            let v = s.data.with(|p| unsafe { *p });
+                            s.data.with_mut(|p| unsafe { *p = v + 1 });
+                            s.lock.release(t);
+                            entered += 1;
+                        }
+                        loom::thread::yield_now();
+                    }
+                    entered
+                })
+            })
+            .collect();
+        let entered: usize = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        assert!(entered >= 1, "the first attempt on a free lock must succeed");
+        assert_eq!(s.data.with(|p| unsafe { *p }), entered, "lost update");
+    });
+}

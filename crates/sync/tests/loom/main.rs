@@ -1,0 +1,10 @@
+//! Loom model checks: every lock algorithm, unchanged, under loom's
+//! exhaustive (preemption-bounded) exploration of interleavings.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p locklab --test loom --release`
+//! (`.ci/run` does). Without `--cfg loom` this target is empty.
+#![cfg(loom)]
+
+mod harness;
+
+mod tas;
