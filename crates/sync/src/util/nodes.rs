@@ -25,7 +25,7 @@ use super::CachePadded;
 pub const DEPTH: usize = 4;
 /// Threads per lazily allocated chunk.
 pub const CHUNK: usize = 64;
-const CHUNKS: usize = MAX_THREADS / CHUNK;
+const CHUNKS: usize = MAX_THREADS.div_ceil(CHUNK);
 
 /// One thread's row: its nodes and which of them are in use.
 pub struct Row<N> {

@@ -8,8 +8,9 @@
 //! many short-lived threads a program spawns.
 
 /// The largest number of threads that may use locklab's queue locks at once.
-/// Fits the 14-bit thread field of the `qspin` tail.
-pub const MAX_THREADS: usize = 1 << 14;
+/// Indexes are `0..MAX_THREADS`, so `index + 1` fits the 14-bit thread field
+/// of the `qspin` tail (where 0 means "no tail").
+pub const MAX_THREADS: usize = (1 << 14) - 1;
 
 #[cfg(not(loom))]
 mod imp {
