@@ -23,12 +23,18 @@ pub const EXIT_FAILED: i32 = 1;
 impl LabError {
     /// Bad input from the user or the environment (exit code 2).
     pub fn input(msg: impl Into<String>) -> Self {
-        Self { msg: msg.into(), code: EXIT_INPUT }
+        Self {
+            msg: msg.into(),
+            code: EXIT_INPUT,
+        }
     }
 
     /// A check ran and failed (exit code 1).
     pub fn failed(msg: impl Into<String>) -> Self {
-        Self { msg: msg.into(), code: EXIT_FAILED }
+        Self {
+            msg: msg.into(),
+            code: EXIT_FAILED,
+        }
     }
 }
 

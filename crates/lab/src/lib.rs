@@ -2,6 +2,7 @@
 //! plots the results. The `locklab` binary is a thin CLI over this crate.
 
 pub mod error;
+pub mod machine;
 pub mod results;
 
 pub use error::{LabError, Result};

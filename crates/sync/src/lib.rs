@@ -22,5 +22,5 @@ pub mod info;
 pub mod spin;
 pub mod util;
 
-pub use info::{Family, LockInfo, Described};
+pub use info::{Described, Family, LockInfo};
 pub use spin::*;

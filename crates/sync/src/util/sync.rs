@@ -8,13 +8,11 @@
 
 #[cfg(not(loom))]
 pub use core::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
-    Ordering,
+    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 #[cfg(loom)]
 pub use loom::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
-    Ordering,
+    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 
 /// Tell the CPU (or loom) that this thread is busy-waiting.

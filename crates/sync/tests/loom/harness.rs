@@ -43,7 +43,10 @@ fn critical<L: ModelLock>(s: &Shared<L>) {
 /// `threads` threads each take the lock `rounds` times.
 pub fn mutual_exclusion<L: ModelLock>(threads: usize, rounds: usize) {
     builder().check(move || {
-        let s = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let s = Arc::new(Shared {
+            lock: L::new(),
+            data: UnsafeCell::new(0),
+        });
         let hs: Vec<_> = (0..threads)
             .map(|_| {
                 let s = s.clone();
@@ -59,14 +62,20 @@ pub fn mutual_exclusion<L: ModelLock>(threads: usize, rounds: usize) {
         }
         let total = s.data.with(|p| unsafe { *p });
         assert_eq!(total, threads * rounds, "lost update");
-        assert!(s.lock.try_acquire().map(|t| s.lock.release(t)).is_some(), "left locked");
+        assert!(
+            s.lock.try_acquire().map(|t| s.lock.release(t)).is_some(),
+            "left locked"
+        );
     });
 }
 
 /// `try_acquire` against a concurrent `acquire`: the data stays exclusive.
 pub fn try_against_lock<L: ModelLock>() {
     builder().check(|| {
-        let s = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let s = Arc::new(Shared {
+            lock: L::new(),
+            data: UnsafeCell::new(0),
+        });
         let s2 = s.clone();
         let h = loom::thread::spawn(move || critical(&s2));
         let mut mine = 0;
@@ -85,8 +94,14 @@ pub fn try_against_lock<L: ModelLock>() {
 /// thread on each lock contends: both data stay exclusive.
 pub fn nested_two<L: ModelLock>() {
     builder().check(|| {
-        let a = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
-        let b = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let a = Arc::new(Shared {
+            lock: L::new(),
+            data: UnsafeCell::new(0),
+        });
+        let b = Arc::new(Shared {
+            lock: L::new(),
+            data: UnsafeCell::new(0),
+        });
         let (a1, b1) = (a.clone(), b.clone());
         let both = loom::thread::spawn(move || {
             let ta = a1.lock.acquire();
@@ -116,7 +131,10 @@ pub fn nested_two<L: ModelLock>() {
 /// attempts check the same instruction sequence without the unbounded loop.
 pub fn try_only<L: ModelLock>(threads: usize, attempts: usize) {
     builder().check(move || {
-        let s = Arc::new(Shared { lock: L::new(), data: UnsafeCell::new(0) });
+        let s = Arc::new(Shared {
+            lock: L::new(),
+            data: UnsafeCell::new(0),
+        });
         let hs: Vec<_> = (0..threads)
             .map(|_| {
                 let s = s.clone();
@@ -136,7 +154,10 @@ pub fn try_only<L: ModelLock>(threads: usize, attempts: usize) {
             })
             .collect();
         let entered: usize = hs.into_iter().map(|h| h.join().unwrap()).sum();
-        assert!(entered >= 1, "the first attempt on a free lock must succeed");
+        assert!(
+            entered >= 1,
+            "the first attempt on a free lock must succeed"
+        );
         assert_eq!(s.data.with(|p| unsafe { *p }), entered, "lost update");
     });
 }

@@ -1,0 +1,312 @@
+//! Detects the machine a run measures on, so every stored result carries its
+//! context: CPU model, logical cores, TSC rate, kernel, the compiler and
+//! source revision the lab was built from (recorded by `build.rs`), and host
+//! name. Detection never fails: what cannot be learnt is "unknown" (or 0
+//! cores, or no TSC rate).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::results::Machine;
+
+const UNKNOWN: &str = "unknown";
+
+/// Facts about this machine and this build of the lab.
+pub fn detect() -> Machine {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let (kernel, hostname) = uname();
+    Machine {
+        cpu_model: cpu_model(&cpuinfo).unwrap_or_else(|| UNKNOWN.to_string()),
+        cores: cores(&cpuinfo),
+        tsc_hz: tsc_hz(&cpuinfo),
+        kernel,
+        rustc: env!("LOCKLAB_RUSTC").to_string(),
+        git_rev: env!("LOCKLAB_GIT_REV").to_string(),
+        hostname,
+    }
+}
+
+/// The first value of a `key : value` line in /proc/cpuinfo.
+fn cpuinfo_field<'a>(cpuinfo: &'a str, key: &str) -> Option<&'a str> {
+    cpuinfo.lines().find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        (k.trim() == key)
+            .then(|| v.trim())
+            .filter(|v| !v.is_empty())
+    })
+}
+
+/// "model name" on x86; other architectures name the CPU differently.
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    ["model name", "Model", "Hardware", "cpu model", "cpu"]
+        .iter()
+        .find_map(|key| cpuinfo_field(cpuinfo, key))
+        .map(str::to_string)
+}
+
+/// Logical CPUs this process may run on (affinity and cgroup limits count,
+/// because that is what a benchmark can use), else the CPUs /proc/cpuinfo
+/// lists, else 0 for unknown.
+fn cores(cpuinfo: &str) -> usize {
+    if let Ok(n) = std::thread::available_parallelism() {
+        return n.get();
+    }
+    cpuinfo
+        .lines()
+        .filter(|l| {
+            l.split_once(':')
+                .is_some_and(|(k, _)| k.trim() == "processor")
+        })
+        .count()
+}
+
+/// The TSC rate: the nominal frequency in the model name (Intel names it,
+/// "… @ 2.40GHz", and its invariant TSC ticks at that rate), else a
+/// measurement against the monotonic clock. Only on x86_64, and only when the
+/// TSC is invariant (`constant_tsc`), since otherwise it has no one rate.
+fn tsc_hz(cpuinfo: &str) -> Option<u64> {
+    if !cfg!(target_arch = "x86_64") {
+        return None;
+    }
+    let flags = cpuinfo_field(cpuinfo, "flags").unwrap_or("");
+    // An unreadable /proc/cpuinfo says nothing either way: measure.
+    if !flags.is_empty() && !flags.split_whitespace().any(|f| f == "constant_tsc") {
+        return None;
+    }
+    cpuinfo_field(cpuinfo, "model name")
+        .and_then(ghz_in_model_name)
+        .or_else(measure_tsc_hz)
+}
+
+/// Parses the "@ x.xxGHz" suffix of a CPU model name into Hz.
+fn ghz_in_model_name(model: &str) -> Option<u64> {
+    let (_, after) = model.rsplit_once('@')?;
+    let num = after.trim().strip_suffix("GHz")?.trim();
+    let ghz: f64 = num.parse().ok()?;
+    (ghz.is_finite() && ghz > 0.0 && ghz < 100.0).then(|| (ghz * 1e9).round() as u64)
+}
+
+/// Counts TSC ticks across ~20 ms of the monotonic clock, rounded to 1 MHz
+/// (the measurement is not finer than that).
+#[cfg(target_arch = "x86_64")]
+fn measure_tsc_hz() -> Option<u64> {
+    use std::time::Instant;
+    fn rdtsc() -> u64 {
+        // SAFETY: RDTSC has no preconditions on x86_64 and reads no memory.
+        #[allow(unused_unsafe)]
+        unsafe {
+            core::arch::x86_64::_rdtsc()
+        }
+    }
+    let (t0, c0) = (Instant::now(), rdtsc());
+    std::thread::sleep(Duration::from_millis(20));
+    let (c1, t1) = (rdtsc(), Instant::now());
+    let secs = t1.duration_since(t0).as_secs_f64();
+    let ticks = c1.checked_sub(c0)? as f64;
+    if secs <= 0.0 || ticks <= 0.0 {
+        return None;
+    }
+    let mhz = (ticks / secs / 1e6).round();
+    (mhz >= 1.0).then(|| mhz as u64 * 1_000_000)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn measure_tsc_hz() -> Option<u64> {
+    None
+}
+
+/// (kernel, host name) from uname(2), else from /proc/sys/kernel.
+fn uname() -> (String, String) {
+    // SAFETY: `utsname` is plain bytes, so all-zero is a valid value, and
+    // uname(2) writes only into the struct we pass.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } == 0 {
+        let field = |f: &[libc::c_char]| {
+            let bytes: Vec<u8> = f
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).trim().to_string()
+        };
+        let kernel = [field(&u.sysname), field(&u.release), field(&u.version)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let host = field(&u.nodename);
+        return (non_empty(kernel), non_empty(host));
+    }
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let kernel = format!("{} {}", read("osrelease"), read("version"));
+    (
+        non_empty(kernel.trim().to_string()),
+        non_empty(read("hostname")),
+    )
+}
+
+fn non_empty(s: String) -> String {
+    if s.is_empty() {
+        UNKNOWN.to_string()
+    } else {
+        s
+    }
+}
+
+/// The current time as RFC 3339 UTC with whole seconds, e.g.
+/// `2025-03-01T14:05:09Z`.
+pub fn now_rfc3339() -> String {
+    rfc3339(SystemTime::now())
+}
+
+/// A time as RFC 3339 UTC with whole seconds (sub-second part dropped,
+/// rounding toward the past also before 1970).
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs: i64 = match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => {
+            let d = e.duration();
+            let whole = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+            -whole - i64::from(d.subsec_nanos() > 0)
+        }
+    };
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+/// The proleptic Gregorian (year, month, day) of a day count since
+/// 1970-01-01 (Howard Hinnant's `civil_from_days`: shift to eras of 400 years
+/// that start on March 1, so the leap day is the last day of the year).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+    let mp = (5 * doy + 2) / 153; // [0, 11], March = 0
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32; // [1, 31]
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32; // [1, 12]
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_leap(y: i64) -> bool {
+        (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+    }
+
+    fn month_len(y: i64, m: u32) -> u32 {
+        match m {
+            2 if is_leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+
+    #[test]
+    fn civil_from_days_known_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(59), (1970, 3, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(11_017), (2000, 3, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(20_088), (2024, 12, 31));
+        assert_eq!(civil_from_days(-25_508), (1900, 3, 1));
+    }
+
+    #[test]
+    fn civil_from_days_agrees_with_walking_the_calendar() {
+        // Walk day by day from 1970-01-01 forward to 2110 and backward to
+        // 1890, crossing 1900 (not a leap year) and 2000 (one).
+        let (mut y, mut m, mut d) = (1970i64, 1u32, 1u32);
+        for days in 0..(140 * 366) {
+            assert_eq!(civil_from_days(days), (y, m, d), "day {days}");
+            d += 1;
+            if d > month_len(y, m) {
+                (m, d) = (m + 1, 1);
+                if m > 12 {
+                    (y, m) = (y + 1, 1);
+                }
+            }
+        }
+        let (mut y, mut m, mut d) = (1970i64, 1u32, 1u32);
+        for days in (-(80 * 366)..=0).rev() {
+            assert_eq!(civil_from_days(days), (y, m, d), "day {days}");
+            if d > 1 {
+                d -= 1;
+            } else {
+                if m > 1 {
+                    m -= 1;
+                } else {
+                    (y, m) = (y - 1, 12);
+                }
+                d = month_len(y, m);
+            }
+        }
+    }
+
+    #[test]
+    fn rfc3339_formats_utc_seconds() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_723) + Duration::from_millis(999);
+        assert_eq!(rfc3339(t), "2000-02-29T01:02:03Z");
+        let before = UNIX_EPOCH - Duration::from_millis(500);
+        assert_eq!(rfc3339(before), "1969-12-31T23:59:59Z");
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20);
+        assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+    }
+
+    #[test]
+    fn model_name_frequency() {
+        assert_eq!(
+            ghz_in_model_name("Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz"),
+            Some(2_400_000_000)
+        );
+        assert_eq!(ghz_in_model_name("AMD EPYC 7B13 64-Core Processor"), None);
+        assert_eq!(ghz_in_model_name("Weird @ fastGHz"), None);
+    }
+
+    #[test]
+    fn cpuinfo_fields_and_missing_file() {
+        let info = "processor\t: 0\nmodel name\t: Test CPU @ 3.00GHz\nflags\t\t: fpu tsc constant_tsc\n\nprocessor\t: 1\nmodel name\t: Test CPU @ 3.00GHz\n";
+        assert_eq!(cpu_model(info).as_deref(), Some("Test CPU @ 3.00GHz"));
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(tsc_hz(info), Some(3_000_000_000));
+            assert_eq!(
+                tsc_hz("flags\t: fpu tsc\n"),
+                None,
+                "no invariant TSC, no rate"
+            );
+        }
+        assert_eq!(cpu_model(""), None);
+    }
+
+    #[test]
+    fn detect_fills_every_field() {
+        let m = detect();
+        assert!(!m.cpu_model.is_empty());
+        assert!(m.cores >= 1);
+        assert!(!m.kernel.is_empty() && !m.hostname.is_empty());
+        assert!(!m.rustc.is_empty() && !m.git_rev.is_empty());
+        if let Some(hz) = m.tsc_hz {
+            assert!(hz >= 1_000_000, "{hz}");
+        }
+    }
+}
