@@ -4,5 +4,6 @@
 pub mod error;
 pub mod machine;
 pub mod results;
+pub mod store;
 
 pub use error::{LabError, Result};

@@ -1,0 +1,1022 @@
+//! The results store: one SQLite file (`locklab.db` by default) that keeps
+//! every run, point and repetition.
+//!
+//! A run is written as it goes: `begin_run` stores it incomplete, each
+//! `add_point` commits one point with all its repetitions in one transaction,
+//! and `finish_run` marks it complete. An interrupted sweep therefore keeps
+//! every point it finished.
+//!
+//! The file is marked as locklab's by SQLite's `application_id` and carries
+//! its schema version in `user_version`. Opening never changes a file that is
+//! not a locklab database (not SQLite, another program's SQLite file, or a
+//! locklab schema newer than this build): that is refused with an input
+//! error. An older schema is brought up to date by the ordered steps in
+//! [`MIGRATIONS`], all in one transaction.
+//!
+//! Integers the data model holds as `u64` (operation counts, latencies, the
+//! TSC rate) are stored bit for bit in SQLite's signed 64-bit integers, so
+//! every value round-trips; only values above 2⁶³, which no measurement
+//! reaches, would read as negative in plain SQL. A NaN `f64` is stored as
+//! NULL (SQLite has no NaN) and reads back as NaN.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::types::Type;
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Row, Transaction};
+
+use crate::error::{LabError, Result};
+use crate::machine;
+use crate::results::{Machine, Point, Rep, RunMeta};
+
+/// SQLite `application_id` of a locklab database: "LKLB".
+pub const APPLICATION_ID: i32 = 0x4c4b_4c42;
+
+/// How long a writer waits for another process holding the database.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One step of schema migration: `MIGRATIONS[i]` takes version `i` to `i + 1`.
+pub struct Migration {
+    /// What the step does, for messages.
+    pub what: &'static str,
+    /// Applies the step inside the migration transaction.
+    pub apply: fn(&Transaction<'_>) -> rusqlite::Result<()>,
+}
+
+/// Every schema step in order; the schema this build writes is
+/// `MIGRATIONS.len()`. Version 0 is an empty file.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    what: "create runs, points and reps (schema 1)",
+    apply: |tx| tx.execute_batch(SCHEMA_V1),
+}];
+
+/// The newest schema version this build reads and writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+const SCHEMA_V1: &str = "
+CREATE TABLE runs (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind             TEXT NOT NULL,
+    command          TEXT NOT NULL,
+    params           TEXT NOT NULL,       -- JSON
+    started          TEXT NOT NULL,       -- RFC 3339 UTC
+    finished         TEXT,                -- NULL while running or if interrupted
+    complete         INTEGER NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)),
+    machine_cpu      TEXT NOT NULL,
+    machine_cores    INTEGER NOT NULL,
+    machine_tsc_hz   INTEGER,             -- NULL when unknown
+    machine_kernel   TEXT NOT NULL,
+    machine_rustc    TEXT NOT NULL,
+    machine_git_rev  TEXT NOT NULL,
+    machine_hostname TEXT NOT NULL
+);
+CREATE TABLE points (
+    id      INTEGER PRIMARY KEY,
+    run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    bench   TEXT NOT NULL,
+    lock    TEXT NOT NULL,
+    threads INTEGER NOT NULL,
+    params  TEXT NOT NULL                 -- JSON
+);
+CREATE INDEX points_by_run ON points(run_id, id);
+CREATE TABLE reps (
+    point_id         INTEGER NOT NULL REFERENCES points(id) ON DELETE CASCADE,
+    rep              INTEGER NOT NULL,
+    wall_s           REAL,                -- REAL columns: NULL is NaN
+    cpu_s            REAL,
+    total_ops        INTEGER NOT NULL,
+    throughput_ops_s REAL,
+    ns_per_op        REAL,
+    thread_ops       TEXT NOT NULL,       -- JSON array of per-thread counts
+    jain             REAL,
+    p50_ns           INTEGER NOT NULL,
+    p99_ns           INTEGER NOT NULL,
+    p999_ns          INTEGER NOT NULL,
+    max_ns           INTEGER NOT NULL,
+    PRIMARY KEY (point_id, rep)
+) WITHOUT ROWID;
+";
+
+/// A stored run as `locklab runs` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The run (with its id).
+    pub meta: RunMeta,
+    /// Points stored for it so far.
+    pub points: usize,
+}
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens the database at `path`, creating it if absent and migrating an
+    /// older schema. Refuses, without changing the file, anything that is not
+    /// a locklab database this build can read.
+    pub fn open(path: &Path) -> Result<Store> {
+        let shown = path.display();
+        if path.is_dir() {
+            return Err(LabError::input(format!(
+                "{shown}: is a directory; give a database file path"
+            )));
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if !parent.exists() {
+                return Err(LabError::input(format!(
+                    "{shown}: directory {} does not exist",
+                    parent.display()
+                )));
+            }
+            if !parent.is_dir() {
+                return Err(LabError::input(format!(
+                    "{shown}: {} is not a directory",
+                    parent.display()
+                )));
+            }
+        }
+        let conn = Connection::open(path).map_err(|e| {
+            LabError::input(format!(
+                "{shown}: cannot open or create a database there: {e}"
+            ))
+        })?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store
+            .conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| store.err("cannot set up the database", e))?;
+        store.check_and_migrate(MIGRATIONS)?;
+        // WAL lets `locklab runs` read while a sweep writes. A file system or
+        // a read-only file that cannot have it keeps the rollback journal,
+        // which is also correct, so a failure here is not an error.
+        let _ = store.conn.pragma_update(None, "journal_mode", "WAL");
+        let _ = store.conn.pragma_update(None, "synchronous", "NORMAL");
+        store
+            .conn
+            .pragma_update(None, "foreign_keys", true)
+            .map_err(|e| store.err("cannot set up the database", e))?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Decides whether the file is locklab's and brings its schema to the
+    /// newest of `steps`. Reads only, until it has decided to write.
+    fn check_and_migrate(&mut self, steps: &[Migration]) -> Result<()> {
+        let latest = steps.len() as u32;
+        let header = read_header(&self.conn).map_err(|e| self.open_err(e))?;
+        refuse_foreign(&self.path, &header, latest)?;
+        if header.user_version == latest {
+            return Ok(());
+        }
+        // IMMEDIATE takes the write lock now, so two processes creating the
+        // same new file do not both migrate; the header is read again under
+        // the lock for the same reason.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| write_err(&self.path, "cannot lock the database to set it up", e))?;
+        let header = read_header(&tx).map_err(|e| write_err(&self.path, "cannot read", e))?;
+        refuse_foreign(&self.path, &header, latest)?;
+        for (from, step) in steps.iter().enumerate().skip(header.user_version as usize) {
+            (step.apply)(&tx).map_err(|e| {
+                write_err(
+                    &self.path,
+                    &format!("cannot migrate from schema {from} ({})", step.what),
+                    e,
+                )
+            })?;
+        }
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .and_then(|()| tx.pragma_update(None, "user_version", latest))
+            .and_then(|()| tx.commit())
+            .map_err(|e| write_err(&self.path, "cannot write the schema", e))
+    }
+
+    /// An error reading a file that may not be a database at all.
+    fn open_err(&self, e: rusqlite::Error) -> LabError {
+        let shown = self.path.display();
+        match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => LabError::input(format!(
+                "{shown}: not a locklab database (not SQLite): {e}; nothing was changed"
+            )),
+            Some(ErrorCode::DatabaseCorrupt) => LabError::input(format!(
+                "{shown}: the database is corrupt: {e}; nothing was changed"
+            )),
+            _ => LabError::input(format!("{shown}: cannot read the database: {e}")),
+        }
+    }
+
+    fn err(&self, what: &str, e: rusqlite::Error) -> LabError {
+        write_err(&self.path, what, e)
+    }
+
+    fn no_run(&self, run: i64) -> LabError {
+        no_run(&self.path, run)
+    }
+
+    /// Stores a new, incomplete run and returns its id. `meta.id`,
+    /// `meta.finished` and `meta.complete` are ignored: a run starts
+    /// unfinished.
+    pub fn begin_run(&mut self, meta: &RunMeta) -> Result<i64> {
+        let m = &meta.machine;
+        self.conn
+            .execute(
+                "INSERT INTO runs (kind, command, params, started, finished, complete,
+                    machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                    machine_rustc, machine_git_rev, machine_hostname)
+                 VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    meta.kind,
+                    meta.command,
+                    meta.params.to_string(),
+                    meta.started,
+                    m.cpu_model,
+                    m.cores as i64,
+                    m.tsc_hz.map(|hz| hz as i64),
+                    m.kernel,
+                    m.rustc,
+                    m.git_rev,
+                    m.hostname,
+                ],
+            )
+            .map_err(|e| self.err("cannot store the run", e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores one point and every repetition of it in one transaction: after
+    /// an interruption the point is there whole or not at all. The run must
+    /// exist and not be finished.
+    pub fn add_point(&mut self, run: i64, p: &Point) -> Result<()> {
+        let path = self.path.clone();
+        let fail = |e| write_err(&path, &format!("cannot store a point of run {run}"), e);
+        let tx = self.conn.transaction().map_err(fail)?;
+        let complete: Option<bool> = tx
+            .query_row("SELECT complete FROM runs WHERE id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(fail)?;
+        match complete {
+            None => return Err(no_run(&path, run)),
+            Some(true) => {
+                return Err(LabError::input(format!(
+                    "run {run} in {} is finished; its points cannot change",
+                    path.display()
+                )))
+            }
+            Some(false) => {}
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = p.reps.iter().find(|r| !seen.insert(r.rep)) {
+            return Err(LabError::input(format!(
+                "point {} at {} threads has two repetitions numbered {}",
+                p.lock, p.threads, dup.rep
+            )));
+        }
+        tx.execute(
+            "INSERT INTO points (run_id, bench, lock, threads, params) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run, p.bench, p.lock, p.threads, p.params.to_string()],
+        )
+        .map_err(fail)?;
+        let point_id = tx.last_insert_rowid();
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                )
+                .map_err(fail)?;
+            for r in &p.reps {
+                let thread_ops = serde_json::Value::from(r.thread_ops.clone()).to_string();
+                insert
+                    .execute(params![
+                        point_id,
+                        r.rep,
+                        r.wall_s,
+                        r.cpu_s,
+                        r.total_ops as i64,
+                        r.throughput_ops_s,
+                        r.ns_per_op,
+                        thread_ops,
+                        r.jain,
+                        r.p50_ns as i64,
+                        r.p99_ns as i64,
+                        r.p999_ns as i64,
+                        r.max_ns as i64,
+                    ])
+                    .map_err(fail)?;
+            }
+        }
+        tx.commit().map_err(fail)
+    }
+
+    /// Marks a run complete and records when it finished. Finishing a
+    /// finished run changes nothing.
+    pub fn finish_run(&mut self, run: i64) -> Result<()> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE runs SET finished = ?2, complete = 1 WHERE id = ?1 AND complete = 0",
+                params![run, machine::now_rfc3339()],
+            )
+            .map_err(|e| self.err(&format!("cannot finish run {run}"), e))?;
+        if changed == 0 && !self.exists(run)? {
+            return Err(self.no_run(run));
+        }
+        Ok(())
+    }
+
+    fn exists(&self, run: i64) -> Result<bool> {
+        self.conn
+            .query_row("SELECT 1 FROM runs WHERE id = ?1", [run], |_| Ok(()))
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(|e| self.err("cannot read runs", e))
+    }
+
+    /// Every stored run with its number of points, newest first.
+    pub fn runs(&self) -> Result<Vec<RunSummary>> {
+        let fail = |e| self.err("cannot read runs", e);
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {RUN_COLUMNS}, (SELECT count(*) FROM points p WHERE p.run_id = runs.id)
+                 FROM runs ORDER BY id DESC"
+            ))
+            .map_err(fail)?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok(RunSummary {
+                    meta: run_from_row(row)?,
+                    points: row.get::<_, i64>(14)? as usize,
+                })
+            })
+            .map_err(fail)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fail)
+    }
+
+    /// A run and its points (in the order stored, repetitions by number).
+    pub fn load(&self, run: i64) -> Result<(RunMeta, Vec<Point>)> {
+        let fail = |e| self.err(&format!("cannot read run {run}"), e);
+        let meta = self
+            .conn
+            .query_row(
+                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
+                [run],
+                run_from_row,
+            )
+            .optional()
+            .map_err(fail)?
+            .ok_or_else(|| self.no_run(run))?;
+
+        let mut points = Vec::new();
+        let mut index: HashMap<i64, usize> = HashMap::new();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, bench, lock, threads, params FROM points WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(fail)?;
+        let mut rows = stmt.query([run]).map_err(fail)?;
+        while let Some(row) = rows.next().map_err(fail)? {
+            let id: i64 = row.get(0).map_err(fail)?;
+            index.insert(id, points.len());
+            points.push(Point {
+                bench: row.get(1).map_err(fail)?,
+                lock: row.get(2).map_err(fail)?,
+                threads: row.get(3).map_err(fail)?,
+                params: json_column(row, 4).map_err(fail)?,
+                reps: Vec::new(),
+            });
+        }
+
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op,
+                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns
+                 FROM reps WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)
+                 ORDER BY point_id, rep",
+            )
+            .map_err(fail)?;
+        let mut rows = stmt.query([run]).map_err(fail)?;
+        while let Some(row) = rows.next().map_err(fail)? {
+            let point_id: i64 = row.get(0).map_err(fail)?;
+            let rep = rep_from_row(row).map_err(fail)?;
+            if let Some(&i) = index.get(&point_id) {
+                points[i].reps.push(rep);
+            }
+        }
+        Ok((meta, points))
+    }
+}
+
+/// The run columns in the order `run_from_row` reads them.
+const RUN_COLUMNS: &str = "id, kind, command, params, started, finished, complete,
+    machine_cpu, machine_cores, machine_tsc_hz, machine_kernel, machine_rustc,
+    machine_git_rev, machine_hostname";
+
+fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunMeta> {
+    Ok(RunMeta {
+        id: Some(row.get(0)?),
+        kind: row.get(1)?,
+        command: row.get(2)?,
+        params: json_column(row, 3)?,
+        started: row.get(4)?,
+        finished: row.get(5)?,
+        complete: row.get(6)?,
+        machine: Machine {
+            cpu_model: row.get(7)?,
+            cores: row.get::<_, i64>(8)? as usize,
+            tsc_hz: row.get::<_, Option<i64>>(9)?.map(|hz| hz as u64),
+            kernel: row.get(10)?,
+            rustc: row.get(11)?,
+            git_rev: row.get(12)?,
+            hostname: row.get(13)?,
+        },
+    })
+}
+
+/// Reads a repetition from a row whose column 0 is the point id.
+fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
+    let real = |i: usize| -> rusqlite::Result<f64> {
+        Ok(row.get::<_, Option<f64>>(i)?.unwrap_or(f64::NAN))
+    };
+    let bits = |i: usize| -> rusqlite::Result<u64> { Ok(row.get::<_, i64>(i)? as u64) };
+    let thread_ops: Vec<u64> = serde_json::from_value(json_column(row, 7)?)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(7, Type::Text, Box::new(e)))?;
+    Ok(Rep {
+        rep: row.get(1)?,
+        wall_s: real(2)?,
+        cpu_s: real(3)?,
+        total_ops: bits(4)?,
+        throughput_ops_s: real(5)?,
+        ns_per_op: real(6)?,
+        thread_ops,
+        jain: real(8)?,
+        p50_ns: bits(9)?,
+        p99_ns: bits(10)?,
+        p999_ns: bits(11)?,
+        max_ns: bits(12)?,
+    })
+}
+
+fn json_column(row: &Row<'_>, i: usize) -> rusqlite::Result<serde_json::Value> {
+    let text: String = row.get(i)?;
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
+}
+
+/// What decides whether a file is a locklab database.
+struct Header {
+    application_id: i32,
+    user_version: u32,
+    /// Tables, indexes, views and triggers in the file.
+    objects: Vec<String>,
+}
+
+fn read_header(conn: &Connection) -> rusqlite::Result<Header> {
+    let application_id = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let user_version = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?;
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master ORDER BY name")?;
+    let objects = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Header {
+        application_id,
+        // user_version is a signed 32-bit header field; a negative one is
+        // no locklab version, so it reads as "newer than any".
+        user_version: u32::try_from(user_version).unwrap_or(u32::MAX),
+        objects,
+    })
+}
+
+/// Refuses a file that is another program's database or a newer locklab's.
+fn refuse_foreign(path: &Path, h: &Header, latest: u32) -> Result<()> {
+    let shown = path.display();
+    let empty = h.application_id == 0 && h.user_version == 0 && h.objects.is_empty();
+    if h.application_id != APPLICATION_ID && !empty {
+        let mut names = h
+            .objects
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if h.objects.len() > 5 {
+            names.push_str(", …");
+        }
+        let what = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" (has {names})")
+        };
+        return Err(LabError::input(format!(
+            "{shown}: not a locklab database: an SQLite file of another program{what}; \
+             nothing was changed"
+        )));
+    }
+    if h.user_version > latest {
+        return Err(LabError::input(format!(
+            "{shown}: was written by a newer locklab (schema {}, this build reads up to {latest}); \
+             nothing was changed",
+            h.user_version
+        )));
+    }
+    Ok(())
+}
+
+fn no_run(path: &Path, run: i64) -> LabError {
+    LabError::input(format!(
+        "no run {run} in {}; `locklab runs` lists them",
+        path.display()
+    ))
+}
+
+fn write_err(path: &Path, what: &str, e: rusqlite::Error) -> LabError {
+    let hint = match e.sqlite_error_code() {
+        Some(ErrorCode::ReadOnly) => " (the file or its directory is read-only)",
+        Some(ErrorCode::CannotOpen) => " (is the directory writable?)",
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => {
+            " (another locklab holds it; try again when it ends)"
+        }
+        Some(ErrorCode::DiskFull) => " (the disk is full)",
+        _ => "",
+    };
+    LabError::input(format!("{}: {what}: {e}{hint}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::EXIT_INPUT;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn meta() -> RunMeta {
+        RunMeta {
+            id: None,
+            kind: "bench spin".into(),
+            command: "locklab bench spin --threads 1,2".into(),
+            params: json!({"threads": [1, 2], "secs": 0.25, "cs_ns": 100, "dist": "exp",
+                           "nested": {"x": [1.5, -2.25e-7, null, true]}}),
+            machine: Machine {
+                cpu_model: "Test CPU @ 3.00GHz".into(),
+                cores: 2,
+                tsc_hz: Some(3_000_000_000),
+                kernel: "Linux 6.1".into(),
+                rustc: "rustc 1.85.0".into(),
+                git_rev: "abc1234-dirty".into(),
+                hostname: "box".into(),
+            },
+            started: "2025-03-01T14:05:09Z".into(),
+            finished: None,
+            complete: false,
+        }
+    }
+
+    fn rep(i: u32, threads: usize) -> Rep {
+        let thread_ops: Vec<u64> = (0..threads as u64)
+            .map(|t| 1000 + 17 * t + u64::from(i))
+            .collect();
+        let total: u64 = thread_ops.iter().sum();
+        Rep {
+            rep: i,
+            wall_s: 0.25 + f64::from(i) * 1e-3,
+            cpu_s: 0.4999,
+            total_ops: total,
+            throughput_ops_s: total as f64 / 0.25,
+            ns_per_op: 1e9 / (total as f64 / 0.25),
+            jain: crate::results::jain(&thread_ops),
+            thread_ops,
+            p50_ns: 40,
+            p99_ns: 1_200,
+            p999_ns: 15_000,
+            max_ns: u64::MAX,
+        }
+    }
+
+    fn point(lock: &str, threads: u32) -> Point {
+        Point {
+            bench: "spin".into(),
+            lock: lock.into(),
+            threads,
+            params: json!({"cs_ns": 100, "delay_ns": 0, "delay_dist": "exp", "secs": 0.25}),
+            reps: (0..3).map(|i| rep(i, threads as usize)).collect(),
+        }
+    }
+
+    fn db(dir: &tempfile::TempDir) -> PathBuf {
+        dir.path().join("locklab.db")
+    }
+
+    fn expect_input_err<T: std::fmt::Debug>(r: Result<T>, needle: &str) -> LabError {
+        let e = r.expect_err("expected an error");
+        assert_eq!(e.code, EXIT_INPUT, "{e}");
+        assert!(
+            e.msg.contains(needle),
+            "message {:?} lacks {needle:?}",
+            e.msg
+        );
+        assert!(!e.msg.contains('\n'), "one line: {:?}", e.msg);
+        e
+    }
+
+    #[test]
+    fn round_trip_of_a_finished_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        let m = meta();
+        let run = store.begin_run(&m).unwrap();
+        let mut uncontended = point("floor", 1);
+        uncontended.bench = "uncontended".into();
+        let points = vec![point("tas", 1), point("tas", 2), uncontended];
+        for p in &points {
+            store.add_point(run, p).unwrap();
+        }
+        store.finish_run(run).unwrap();
+
+        let (got, got_points) = store.load(run).unwrap();
+        assert_eq!(got_points, points);
+        assert_eq!(got.id, Some(run));
+        assert!(got.complete);
+        assert!(got.finished.as_deref().is_some_and(|f| f.ends_with('Z')));
+        let expected = RunMeta {
+            id: Some(run),
+            finished: got.finished.clone(),
+            complete: true,
+            ..m
+        };
+        assert_eq!(got, expected);
+
+        let runs = store.runs().unwrap();
+        assert_eq!(
+            runs,
+            vec![RunSummary {
+                meta: expected,
+                points: 3
+            }]
+        );
+    }
+
+    #[test]
+    fn interrupted_run_keeps_finished_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = {
+            let mut store = Store::open(&db(&dir)).unwrap();
+            let run = store.begin_run(&meta()).unwrap();
+            store.add_point(run, &point("tas", 1)).unwrap();
+            store.add_point(run, &point("tas", 2)).unwrap();
+            run
+        };
+        let store = Store::open(&db(&dir)).unwrap();
+        let (m, points) = store.load(run).unwrap();
+        assert!(!m.complete);
+        assert_eq!(m.finished, None);
+        assert_eq!(points, vec![point("tas", 1), point("tas", 2)]);
+        let runs = store.runs().unwrap();
+        assert_eq!((runs[0].points, runs[0].meta.complete), (2, false));
+    }
+
+    #[test]
+    fn runs_are_listed_newest_first_and_ids_are_not_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        let a = store.begin_run(&meta()).unwrap();
+        let b = store.begin_run(&meta()).unwrap();
+        store.add_point(b, &point("tas", 1)).unwrap();
+        let ids: Vec<_> = store
+            .runs()
+            .unwrap()
+            .iter()
+            .map(|r| (r.meta.id, r.points))
+            .collect();
+        assert_eq!(ids, vec![(Some(b), 1), (Some(a), 0)]);
+        store
+            .conn
+            .execute("DELETE FROM runs WHERE id = ?1", [b])
+            .unwrap();
+        let c = store.begin_run(&meta()).unwrap();
+        assert!(c > b, "run ids are never reused: {c} after {b}");
+    }
+
+    #[test]
+    fn empty_file_becomes_a_database() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(db(&dir), b"").unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        store.begin_run(&meta()).unwrap();
+    }
+
+    /// Opens `path` expecting refusal, and checks the file is byte for byte
+    /// what it was and nothing was created beside it.
+    fn refused_unchanged(path: &Path, needle: &str) {
+        let before = std::fs::read(path).unwrap();
+        let entries = |p: &Path| {
+            let mut v: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            v.sort();
+            v
+        };
+        let listing = entries(path);
+        expect_input_err(Store::open(path), needle);
+        assert_eq!(std::fs::read(path).unwrap(), before, "file changed");
+        assert_eq!(entries(path), listing, "files appeared beside it");
+    }
+
+    #[test]
+    fn garbage_file_is_refused_and_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        // A fixed-seed xorshift: random-looking bytes, the same every run.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let bytes: Vec<u8> = (0..8192)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        std::fs::write(db(&dir), &bytes).unwrap();
+        refused_unchanged(&db(&dir), "not a locklab database (not SQLite)");
+
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "results: tas was fastest\n".repeat(100)).unwrap();
+        refused_unchanged(&text, "not SQLite");
+    }
+
+    #[test]
+    fn newer_schema_is_refused_and_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut store = Store::open(&db(&dir)).unwrap();
+            let run = store.begin_run(&meta()).unwrap();
+            store.add_point(run, &point("tas", 1)).unwrap();
+        }
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+                .unwrap();
+            conn.pragma_update(None, "journal_mode", "DELETE").unwrap();
+        }
+        refused_unchanged(
+            &db(&dir),
+            &format!(
+                "was written by a newer locklab (schema {}, this build reads up to {SCHEMA_VERSION}); \
+                 nothing was changed",
+                SCHEMA_VERSION + 1
+            ),
+        );
+    }
+
+    #[test]
+    fn another_programs_sqlite_file_is_refused_and_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL);
+                 INSERT INTO invoices (total) VALUES (12.5);",
+            )
+            .unwrap();
+        }
+        refused_unchanged(&db(&dir), "another program (has invoices)");
+
+        // Another program that also versions its schema.
+        let other = dir.path().join("other.db");
+        {
+            let conn = Connection::open(&other).unwrap();
+            conn.execute_batch("CREATE TABLE runs (x); PRAGMA user_version = 1;")
+                .unwrap();
+        }
+        refused_unchanged(&other, "not a locklab database");
+    }
+
+    #[test]
+    fn unusable_locations_are_input_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        // A parent that is a regular file stops root too.
+        let file = dir.path().join("plain-file");
+        std::fs::write(&file, b"x").unwrap();
+        expect_input_err(Store::open(&file.join("locklab.db")), "is not a directory");
+        expect_input_err(
+            Store::open(&dir.path().join("missing").join("locklab.db")),
+            "does not exist",
+        );
+        expect_input_err(Store::open(dir.path()), "is a directory");
+        assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    }
+
+    #[test]
+    fn unknown_or_finished_runs_are_input_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        let shown = db(&dir).display().to_string();
+        expect_input_err(
+            store.load(42),
+            &format!("no run 42 in {shown}; `locklab runs` lists them"),
+        );
+        expect_input_err(store.finish_run(42), "no run 42");
+        expect_input_err(store.add_point(42, &point("tas", 1)), "no run 42");
+
+        let run = store.begin_run(&meta()).unwrap();
+        store.add_point(run, &point("tas", 1)).unwrap();
+        store.finish_run(run).unwrap();
+        let finished = store.load(run).unwrap();
+        store.finish_run(run).unwrap();
+        expect_input_err(store.add_point(run, &point("tas", 2)), "is finished");
+        assert_eq!(store.load(run).unwrap(), finished, "finished run unchanged");
+    }
+
+    #[test]
+    fn duplicate_repetition_numbers_store_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        let run = store.begin_run(&meta()).unwrap();
+        let mut p = point("tas", 2);
+        p.reps[2].rep = 0;
+        expect_input_err(store.add_point(run, &p), "two repetitions numbered 0");
+        assert!(store.load(run).unwrap().1.is_empty());
+    }
+
+    fn header(path: &Path) -> (i32, u32, Vec<String>) {
+        let conn = Connection::open(path).unwrap();
+        let h = read_header(&conn).unwrap();
+        (h.application_id, h.user_version, h.objects)
+    }
+
+    #[test]
+    fn a_failing_migration_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let steps = [
+            Migration {
+                what: "one table",
+                apply: |tx| tx.execute_batch("CREATE TABLE a (x);"),
+            },
+            Migration {
+                what: "a broken step",
+                apply: |tx| tx.execute_batch("NOT SQL;"),
+            },
+        ];
+        let conn = Connection::open(db(&dir)).unwrap();
+        let mut store = Store {
+            conn,
+            path: db(&dir),
+        };
+        expect_input_err(
+            store.check_and_migrate(&steps),
+            "cannot migrate from schema 1 (a broken step)",
+        );
+        drop(store);
+        assert_eq!(header(&db(&dir)), (0, 0, vec![]));
+    }
+
+    #[test]
+    fn an_older_schema_is_migrated_keeping_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = {
+            let mut store = Store::open(&db(&dir)).unwrap();
+            let run = store.begin_run(&meta()).unwrap();
+            store.add_point(run, &point("tas", 1)).unwrap();
+            run
+        };
+        // A future schema 2 that this build's schema 1 file must reach.
+        let steps = [
+            Migration {
+                what: MIGRATIONS[0].what,
+                apply: MIGRATIONS[0].apply,
+            },
+            Migration {
+                what: "add runs.note",
+                apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN note TEXT;"),
+            },
+        ];
+        let conn = Connection::open(db(&dir)).unwrap();
+        let mut store = Store {
+            conn,
+            path: db(&dir),
+        };
+        store.check_and_migrate(&steps).unwrap();
+        let (_, version, _) = header(&db(&dir));
+        assert_eq!(version, 2);
+        assert_eq!(store.load(run).unwrap().1, vec![point("tas", 1)]);
+        // And this build now refuses it as newer.
+        drop(store);
+        expect_input_err(Store::open(&db(&dir)), "newer locklab (schema 2");
+    }
+
+    fn same_f64(a: f64, b: f64) -> bool {
+        a == b || (a.is_nan() && b.is_nan())
+    }
+
+    fn same_rep(a: &Rep, b: &Rep) -> bool {
+        a.rep == b.rep
+            && same_f64(a.wall_s, b.wall_s)
+            && same_f64(a.cpu_s, b.cpu_s)
+            && a.total_ops == b.total_ops
+            && same_f64(a.throughput_ops_s, b.throughput_ops_s)
+            && same_f64(a.ns_per_op, b.ns_per_op)
+            && a.thread_ops == b.thread_ops
+            && same_f64(a.jain, b.jain)
+            && (a.p50_ns, a.p99_ns, a.p999_ns, a.max_ns)
+                == (b.p50_ns, b.p99_ns, b.p999_ns, b.max_ns)
+    }
+
+    fn any_rep() -> impl Strategy<Value = Rep> {
+        use proptest::num::f64::ANY;
+        (
+            any::<u32>(),
+            (ANY, ANY, any::<u64>(), ANY, ANY),
+            proptest::collection::vec(any::<u64>(), 0..9),
+            ANY,
+            any::<[u64; 4]>(),
+        )
+            .prop_map(
+                |(
+                    rep,
+                    (wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op),
+                    thread_ops,
+                    jain,
+                    p,
+                )| Rep {
+                    rep,
+                    wall_s,
+                    cpu_s,
+                    total_ops,
+                    throughput_ops_s,
+                    ns_per_op,
+                    thread_ops,
+                    jain,
+                    p50_ns: p[0],
+                    p99_ns: p[1],
+                    p999_ns: p[2],
+                    max_ns: p[3],
+                },
+            )
+    }
+
+    #[test]
+    fn arbitrary_reps_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::cell::RefCell::new(Store::open(&db(&dir)).unwrap());
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+            cases: 256,
+            ..ProptestConfig::default()
+        });
+        runner
+            .run(&proptest::collection::vec(any_rep(), 1..4), |reps| {
+                // Repetition numbers are unique within a point.
+                let reps: Vec<Rep> = reps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, r)| Rep {
+                        rep: r.rep.wrapping_add(i as u32),
+                        ..r
+                    })
+                    .collect();
+                prop_assume!({
+                    let mut n: Vec<u32> = reps.iter().map(|r| r.rep).collect();
+                    n.sort_unstable();
+                    n.windows(2).all(|w| w[0] != w[1])
+                });
+                let mut store = store.borrow_mut();
+                let run = store.begin_run(&meta()).unwrap();
+                let p = Point {
+                    reps: reps.clone(),
+                    ..point("tas", 1)
+                };
+                store.add_point(run, &p).unwrap();
+                let (_, got) = store.load(run).unwrap();
+                let mut want = reps;
+                want.sort_by_key(|r| r.rep);
+                prop_assert_eq!(got.len(), 1);
+                prop_assert_eq!(got[0].reps.len(), want.len());
+                for (g, w) in got[0].reps.iter().zip(&want) {
+                    prop_assert!(same_rep(g, w), "stored {:?}\nread   {:?}", w, g);
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+}
