@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod machine;
+pub mod plot;
 pub mod report;
 pub mod results;
 pub mod store;

@@ -401,7 +401,7 @@ fn other_table(out: &mut String, bench: &str, params: &Value, group: &[&Point]) 
 }
 
 /// The unit that shows throughputs up to `top` with few digits.
-fn throughput_unit(top: f64) -> (f64, &'static str) {
+pub(crate) fn throughput_unit(top: f64) -> (f64, &'static str) {
     if top >= 1e6 {
         (1e6, "Mops/s")
     } else if top >= 1e3 {

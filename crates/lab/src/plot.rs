@@ -1,0 +1,542 @@
+//! Throughput-versus-threads plots of a stored run, as SVG.
+//!
+//! One line per lock through the median throughput of each thread count,
+//! with min–max whiskers over the repetitions, so the spread stays visible.
+//! The SVG backend writes text as `<text>` elements and sizes labels with an
+//! estimate, so plotting needs no system fonts.
+//!
+//! A run can hold several `spin` parameter sets (critical-section lengths,
+//! delays, …); a plot shows one, so that lines compare like with like. It is
+//! the first set stored, and the plot's second title line says so and how
+//! many sets there are ([`spin_param_sets`] lists them).
+
+use std::path::Path;
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde_json::Value;
+
+use crate::error::{LabError, Result};
+use crate::report;
+use crate::results::{Point, RunMeta};
+
+const SIZE: (u32, u32) = (1100, 680);
+const FONT: &str = "sans-serif";
+
+/// Distinct on white and for most colour vision (the Tableau 10 set).
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The distinct parameter sets of a run's `spin` points, in stored order.
+pub fn spin_param_sets(points: &[Point]) -> Vec<&Value> {
+    let mut sets: Vec<&Value> = Vec::new();
+    for p in points.iter().filter(|p| p.bench == "spin") {
+        if !sets.contains(&&p.params) {
+            sets.push(&p.params);
+        }
+    }
+    sets
+}
+
+/// One lock's line: (threads, median, min, max) throughput, by threads.
+struct Series {
+    lock: String,
+    points: Vec<(i32, f64, f64, f64)>,
+}
+
+/// Writes an SVG of median throughput against threads for the run's first
+/// `spin` parameter set, one line per lock with min–max whiskers;
+/// `log_y` makes the throughput axis logarithmic.
+pub fn plot_throughput(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
+    let run = meta
+        .id
+        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let sets = spin_param_sets(points);
+    let Some(&params) = sets.first() else {
+        return Err(LabError::input(format!(
+            "run {run} has no spin points to plot"
+        )));
+    };
+    let chosen: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.bench == "spin" && p.params == *params)
+        .collect();
+
+    let mut series: Vec<Series> = Vec::new();
+    for p in &chosen {
+        if p.reps.is_empty() {
+            continue;
+        }
+        let (med, min, max) = p.stat(|r| r.throughput_ops_s);
+        if !med.is_finite() {
+            continue;
+        }
+        let at = (
+            i32::try_from(p.threads).unwrap_or(i32::MAX - 1),
+            med,
+            min,
+            max,
+        );
+        match series.iter_mut().find(|s| s.lock == p.lock) {
+            Some(s) => s.points.push(at),
+            None => series.push(Series {
+                lock: p.lock.clone(),
+                points: vec![at],
+            }),
+        }
+    }
+    for s in &mut series {
+        s.points.sort_by_key(|p| p.0);
+    }
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    // A log axis cannot show zero: keep what it can.
+    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
+    let lows = all().flat_map(|p| [p.1, p.2]).filter(|&y| shown(y));
+    let highs = all().flat_map(|p| [p.1, p.3]).filter(|&y| shown(y));
+    let (Some(lo), Some(hi)) = (lows.reduce(f64::min), highs.reduce(f64::max)) else {
+        return Err(LabError::input(format!(
+            "run {run} has no spin throughput to plot{}",
+            if log_y {
+                " on a log axis (none above zero)"
+            } else {
+                ""
+            }
+        )));
+    };
+
+    let (scale, unit) = report::throughput_unit(hi);
+    // Threads are whole numbers: an integer axis, ticked at the counts
+    // measured, one thread of room each side.
+    let mut threads: Vec<i32> = all().map(|p| p.0).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let (tmin, tmax) = (threads[0], threads[threads.len() - 1]);
+    let x_range = (tmin - 1)..(tmax + 1);
+    // The y axis spans lo/1.6 .. hi·1.6 on a log scale (half a decade of
+    // room keeps whisker caps inside), 0 .. hi·1.08 on a linear one; values
+    // a log axis cannot show sit on its floor.
+    let (y_lo, y_hi) = if log_y {
+        (lo / scale / 1.6, hi / scale * 1.6)
+    } else {
+        // All-zero throughput still gets an axis.
+        (0.0, if hi > 0.0 { hi / scale * 1.08 } else { 1.0 })
+    };
+    let fit = |y: f64| {
+        if y.is_finite() {
+            (y / scale).max(y_lo)
+        } else {
+            y_lo
+        }
+    };
+    let scaled: Vec<Series> = series
+        .iter()
+        .map(|s| Series {
+            lock: s.lock.clone(),
+            points: s
+                .points
+                .iter()
+                .map(|&(t, med, min, max)| (t, fit(med), fit(min), fit(max)))
+                .collect(),
+        })
+        .collect();
+
+    let reps = {
+        let mut n: Vec<usize> = chosen.iter().map(|p| p.reps.len()).collect();
+        n.sort_unstable();
+        n.dedup();
+        match n.as_slice() {
+            [one] => format!("median of {one} reps"),
+            [a, .., b] => format!("median of {a}–{b} reps"),
+            [] => String::new(),
+        }
+    };
+    let titles = [
+        format!("run {run}: spin throughput vs threads ({reps}, whiskers min–max)"),
+        format!(
+            "{}{}",
+            param_text(params),
+            if sets.len() > 1 {
+                format!("   [parameter set 1 of {}]", sets.len())
+            } else {
+                String::new()
+            }
+        ),
+        machine_line(meta),
+    ];
+    let y_desc = format!(
+        "throughput ({unit}{})",
+        if log_y { ", log scale" } else { "" }
+    );
+
+    // Wide enough for the longest lock name (the SVG text is ~9 px a
+    // character at this size).
+    let longest = scaled
+        .iter()
+        .map(|s| s.lock.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let legend_width = (70 + 9 * longest).clamp(150, 360);
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let drawn = (|| {
+            root.fill(&WHITE)?;
+            let body = draw_titles(&root, &titles)?;
+            let (chart_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width);
+            let x = x_range.with_key_points(threads.clone());
+            if log_y {
+                draw_chart(&chart_area, x, (y_lo..y_hi).log_scale(), &scaled, &y_desc)?;
+            } else {
+                draw_chart(&chart_area, x, y_lo..y_hi, &scaled, &y_desc)?;
+            }
+            draw_legend(&legend_area, &scaled)?;
+            root.present()
+        })();
+        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
+    }
+    std::fs::write(out, svg)
+        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+}
+
+type DrawResult<T> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// CPU, cores, revision and start time, leaving out what is not known.
+fn machine_line(meta: &RunMeta) -> String {
+    let m = &meta.machine;
+    let mut parts = Vec::new();
+    if !m.cpu_model.is_empty() {
+        parts.push(m.cpu_model.clone());
+    }
+    if m.cores > 0 {
+        parts.push(format!("{} cores", m.cores));
+    }
+    if !m.git_rev.is_empty() {
+        parts.push(format!("git {}", m.git_rev));
+    }
+    parts.push(format!("started {}", meta.started));
+    parts.join(", ")
+}
+
+fn param_text(params: &Value) -> String {
+    match params {
+        Value::Object(map) if !map.is_empty() => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join("  "),
+        Value::Object(_) | Value::Null => "no parameters".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Draws the title lines and returns the area below them.
+fn draw_titles<'a>(root: &Area<'a>, lines: &[String]) -> DrawResult<Area<'a>> {
+    let sizes = [22, 16, 14];
+    let mut y = 12;
+    for (i, line) in lines.iter().enumerate() {
+        let size = sizes[i.min(sizes.len() - 1)];
+        let color = if i == 0 { BLACK } else { RGBColor(70, 70, 70) };
+        root.draw_text(line, &(FONT, size).into_font().color(&color), (20, y))?;
+        y += size + 8;
+    }
+    Ok(root.margin(y + 4, 0, 0, 0))
+}
+
+fn draw_chart<Y>(
+    area: &Area<'_>,
+    x: impl AsRangedCoord<Value = i32, CoordDescType: ValueFormatter<i32>>,
+    y: Y,
+    series: &[Series],
+    y_desc: &str,
+) -> DrawResult<()>
+where
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_bottom(10)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, y)?;
+    chart
+        .configure_mesh()
+        .x_desc("threads")
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 15))
+        .x_label_formatter(&|t| format!("{t}"))
+        .y_label_formatter(&|v| tick(*v))
+        .y_max_light_lines(1)
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()?;
+
+    let n = series.len() as i32;
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let line = color.stroke_width(2);
+        let whisker = color.mix(0.85).stroke_width(2);
+        // Whiskers first, so lines and markers draw over them, each lock's
+        // set a few pixels aside so that overlapping ranges stay readable.
+        let step = if n > 1 { (24 / (n - 1)).clamp(1, 4) } else { 0 };
+        let dx = (2 * i as i32 - (n - 1)) * step / 2;
+        for &(t, _, min, max) in &s.points {
+            let (_, y_min) = chart.backend_coord(&(t, min));
+            let (_, y_max) = chart.backend_coord(&(t, max));
+            let h = y_max - y_min;
+            if h.abs() < 2 {
+                continue; // no visible spread: a bare cap would look like a tick
+            }
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((t, min))
+                    + PathElement::new(vec![(dx, 0), (dx, h)], whisker)
+                    + PathElement::new(vec![(dx - 4, 0), (dx + 4, 0)], whisker)
+                    + PathElement::new(vec![(dx - 4, h), (dx + 4, h)], whisker),
+            ))?;
+        }
+        chart.draw_series(LineSeries::new(
+            s.points.iter().map(|&(t, med, _, _)| (t, med)),
+            line,
+        ))?;
+        let shape = marker_shape(i);
+        chart.draw_series(s.points.iter().map(|&(t, med, _, _)| {
+            EmptyElement::at((t, med)) + Polygon::new(shape.clone(), color.filled())
+        }))?;
+    }
+    Ok(())
+}
+
+/// The legend beside the chart, where it cannot cover data.
+fn draw_legend(area: &Area<'_>, series: &[Series]) -> DrawResult<()> {
+    let style = (FONT, 16).into_font().color(&BLACK);
+    area.draw_text(
+        "lock",
+        &(FONT, 16).into_font().color(&RGBColor(70, 70, 70)),
+        (14, 12),
+    )?;
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let y = 42 + 26 * i as i32;
+        area.draw(&PathElement::new(
+            vec![(10, y), (44, y)],
+            color.stroke_width(2),
+        ))?;
+        area.draw(&(EmptyElement::at((27, y)) + Polygon::new(marker_shape(i), color.filled())))?;
+        area.draw_text(&s.lock, &style, (54, y - 8))?;
+    }
+    Ok(())
+}
+
+/// A marker shape per lock (cycled separately from the colours, so lines
+/// stay apart in greyscale too): circle, triangle, square, diamond,
+/// downward triangle. All are polygons in pixel offsets, one element type.
+fn marker_shape(i: usize) -> Vec<(i32, i32)> {
+    match (i + i / PALETTE.len()) % 5 {
+        0 => (0..16)
+            .map(|k| {
+                let a = f64::from(k) * std::f64::consts::TAU / 16.0;
+                (
+                    (5.5 * a.cos()).round() as i32,
+                    (5.5 * a.sin()).round() as i32,
+                )
+            })
+            .collect(),
+        1 => vec![(0, -7), (6, 5), (-6, 5)],
+        2 => vec![(-5, -5), (5, -5), (5, 5), (-5, 5)],
+        3 => vec![(0, -7), (7, 0), (0, 7), (-7, 0)],
+        _ => vec![(0, 7), (6, -5), (-6, -5)],
+    }
+}
+
+/// An axis tick label without float noise: 0.5, 10, 1.25, 2.5k.
+fn tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "0" || s == "-0" {
+        format!("{v:.1e}")
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::EXIT_INPUT;
+    use crate::results::{Machine, Rep};
+    use serde_json::json;
+
+    fn rep(i: u32, tput: f64) -> Rep {
+        Rep {
+            rep: i,
+            wall_s: 1.0,
+            cpu_s: 1.0,
+            total_ops: tput as u64,
+            throughput_ops_s: tput,
+            ns_per_op: 1e9 / tput,
+            thread_ops: vec![tput as u64],
+            jain: 1.0,
+            p50_ns: 0,
+            p99_ns: 0,
+            p999_ns: 0,
+            max_ns: 0,
+        }
+    }
+
+    fn run(locks: &[&str], cs: &[u64]) -> (RunMeta, Vec<Point>) {
+        let meta = RunMeta {
+            id: Some(4),
+            kind: "bench spin".into(),
+            command: "locklab bench spin".into(),
+            params: json!({}),
+            machine: Machine {
+                cpu_model: "Test CPU".into(),
+                cores: 2,
+                ..Machine::default()
+            },
+            started: "2025-03-01T14:05:09Z".into(),
+            finished: None,
+            complete: false,
+        };
+        let mut points = Vec::new();
+        for &c in cs {
+            for (k, lock) in locks.iter().enumerate() {
+                for t in [1u32, 2, 4, 8] {
+                    let base = 2e7 / (1.0 + k as f64) / f64::from(t);
+                    points.push(Point {
+                        bench: "spin".into(),
+                        lock: lock.to_string(),
+                        threads: t,
+                        params: json!({"cs_ns": c, "delay_ns": 0}),
+                        reps: (0..3)
+                            .map(|i| rep(i, base * (1.0 + 0.05 * f64::from(i))))
+                            .collect(),
+                    });
+                }
+            }
+        }
+        (meta, points)
+    }
+
+    fn check_svg(path: &Path, locks: &[&str]) -> String {
+        let svg = std::fs::read_to_string(path).unwrap();
+        assert!(
+            svg.trim_start().starts_with("<svg"),
+            "{}",
+            &svg[..80.min(svg.len())]
+        );
+        assert!(svg.trim_end().ends_with("</svg>"));
+        for lock in locks {
+            // plotters writes each `<text>` element's content on a line of
+            // its own.
+            assert!(svg.lines().any(|l| l.trim() == *lock), "no label {lock}");
+        }
+        svg
+    }
+
+    #[test]
+    fn writes_an_svg_with_every_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = ["tas", "ticket", "mcs"];
+        let (meta, points) = run(&locks, &[100]);
+        let out = dir.path().join("spin.svg");
+        plot_throughput(&meta, &points, &out, false).unwrap();
+        let svg = check_svg(&out, &locks);
+        assert!(svg.contains("run 4"));
+        assert!(svg.contains("Mops/s"));
+        assert!(!svg.contains("parameter set 1 of"));
+    }
+
+    #[test]
+    fn log_axis_and_several_parameter_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = ["tas", "clh"];
+        let (meta, points) = run(&locks, &[100, 1000]);
+        let out = dir.path().join("spin-log.svg");
+        plot_throughput(&meta, &points, &out, true).unwrap();
+        let svg = check_svg(&out, &locks);
+        assert!(svg.contains("log scale"));
+        assert!(svg.contains("parameter set 1 of 2"));
+        assert!(svg.contains("cs_ns=100"));
+        assert_eq!(spin_param_sets(&points).len(), 2);
+    }
+
+    #[test]
+    fn no_spin_points_is_an_input_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (meta, mut points) = run(&["tas"], &[100]);
+        for p in &mut points {
+            p.bench = "uncontended".into();
+        }
+        let out = dir.path().join("none.svg");
+        let e = plot_throughput(&meta, &points, &out, false).unwrap_err();
+        assert_eq!(e.code, EXIT_INPUT);
+        assert_eq!(e.msg, "run 4 has no spin points to plot");
+        let e = plot_throughput(&meta, &[], &out, true).unwrap_err();
+        assert_eq!(e.code, EXIT_INPUT);
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn unwritable_output_is_an_input_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (meta, points) = run(&["tas"], &[100]);
+        let file = dir.path().join("plain");
+        std::fs::write(&file, b"x").unwrap();
+        let out = file.join("spin.svg");
+        let e = plot_throughput(&meta, &points, &out, false).unwrap_err();
+        assert_eq!(e.code, EXIT_INPUT);
+        assert!(e.msg.contains(&out.display().to_string()), "{}", e.msg);
+    }
+
+    #[test]
+    fn zero_and_missing_throughput_still_plot() {
+        let dir = tempfile::tempdir().unwrap();
+        let (meta, mut points) = run(&["tas", "ticket"], &[100]);
+        for r in &mut points[0].reps {
+            r.throughput_ops_s = 0.0;
+        }
+        points[1].reps.clear();
+        let out = dir.path().join("zero.svg");
+        plot_throughput(&meta, &points, &out, true).unwrap();
+        check_svg(&out, &["tas", "ticket"]);
+        for p in &mut points {
+            for r in &mut p.reps {
+                r.throughput_ops_s = 0.0;
+            }
+        }
+        plot_throughput(&meta, &points, &out, false).unwrap();
+        let e = plot_throughput(&meta, &points, &out, true).unwrap_err();
+        assert_eq!(e.code, EXIT_INPUT);
+        assert!(e.msg.contains("none above zero"), "{}", e.msg);
+    }
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(2.5), "2.5");
+        assert_eq!(tick(10.000000001), "10");
+        assert_eq!(tick(0.0001), "1.0e-4");
+    }
+}
