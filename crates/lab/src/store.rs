@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::types::Type;
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction};
 
 use crate::error::{LabError, Result};
 use crate::machine;
@@ -127,6 +127,11 @@ impl Store {
     /// a locklab database this build can read.
     pub fn open(path: &Path) -> Result<Store> {
         let shown = path.display();
+        if path.as_os_str().is_empty() {
+            return Err(LabError::input(
+                "the database path is empty; give a file path such as locklab.db",
+            ));
+        }
         if path.is_dir() {
             return Err(LabError::input(format!(
                 "{shown}: is a directory; give a database file path"
@@ -146,9 +151,15 @@ impl Store {
                 )));
             }
         }
-        let conn = Connection::open(path).map_err(|e| {
+        // Without SQLITE_OPEN_URI, so that a path is always a file name
+        // (`file:x.db?mode=ro` names a file, not an URI with options).
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| {
             LabError::input(format!(
-                "{shown}: cannot open or create a database there: {e}"
+                "{shown}: cannot open or create a database there: {e}{}",
+                hint(&e)
             ))
         })?;
         let mut store = Store {
@@ -220,7 +231,10 @@ impl Store {
             Some(ErrorCode::DatabaseCorrupt) => LabError::input(format!(
                 "{shown}: the database is corrupt: {e}; nothing was changed"
             )),
-            _ => LabError::input(format!("{shown}: cannot read the database: {e}")),
+            _ => LabError::input(format!(
+                "{shown}: cannot read the database: {e}{}",
+                hint(&e)
+            )),
         }
     }
 
@@ -553,7 +567,13 @@ fn no_run(path: &Path, run: i64) -> LabError {
 }
 
 fn write_err(path: &Path, what: &str, e: rusqlite::Error) -> LabError {
-    let hint = match e.sqlite_error_code() {
+    LabError::input(format!("{}: {what}: {e}{}", path.display(), hint(&e)))
+}
+
+/// What the user can do about an SQLite error, if there is something.
+fn hint(e: &rusqlite::Error) -> &'static str {
+    match e.sqlite_error_code() {
+        // WAL needs its -wal and -shm files beside the database even to read.
         Some(ErrorCode::ReadOnly) => " (the file or its directory is read-only)",
         Some(ErrorCode::CannotOpen) => " (is the directory writable?)",
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => {
@@ -561,8 +581,7 @@ fn write_err(path: &Path, what: &str, e: rusqlite::Error) -> LabError {
         }
         Some(ErrorCode::DiskFull) => " (the disk is full)",
         _ => "",
-    };
-    LabError::input(format!("{}: {what}: {e}{hint}", path.display()))
+    }
 }
 
 #[cfg(test)]
@@ -825,6 +844,7 @@ mod tests {
             "does not exist",
         );
         expect_input_err(Store::open(dir.path()), "is a directory");
+        expect_input_err(Store::open(Path::new("")), "the database path is empty");
         assert_eq!(std::fs::read(&file).unwrap(), b"x");
     }
 
