@@ -1,11 +1,20 @@
 //! The locklab lab: measures lock algorithms on this machine, stores and
 //! plots the results. The `locklab` binary is a thin CLI over this crate.
 
+pub mod bench;
+pub mod cli;
+pub mod clock;
+pub mod commands;
 pub mod error;
+pub mod interrupt;
+pub mod lablock;
 pub mod machine;
+pub mod peers;
 pub mod plot;
+pub mod registry;
 pub mod report;
 pub mod results;
 pub mod store;
+pub mod torture;
 
 pub use error::{LabError, Result};

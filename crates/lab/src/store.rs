@@ -99,7 +99,7 @@ CREATE TABLE reps (
 ";
 
 /// A stored run as `locklab runs` lists it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunSummary {
     /// The run (with its id).
     pub meta: RunMeta,

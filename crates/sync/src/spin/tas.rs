@@ -58,6 +58,12 @@ impl RawTas {
     }
 }
 
+impl Default for RawTas {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Described for RawTas {
     const INFO: LockInfo = LockInfo {
         name: "tas",

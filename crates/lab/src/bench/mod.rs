@@ -1,0 +1,189 @@
+//! The benchmarks and the loop that runs their points: repetitions of every
+//! lock interleaved (so drift on a shared machine hits all locks alike), a
+//! warm-up per point, progress with an ETA, and each finished point handed
+//! to a sink (the results store) at once, so an interrupted sweep keeps what
+//! it finished.
+
+pub mod spin;
+pub mod uncontended;
+pub mod workload;
+
+use crate::error::Result;
+use crate::peers::Floor;
+use crate::registry::Entry;
+use crate::results::{Point, Rep};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use spin::SpinConfig;
+
+/// The contention sweep: every lock at every thread count.
+pub struct SpinPlan {
+    /// Locks, in display order.
+    pub locks: Vec<&'static Entry>,
+    /// Thread counts.
+    pub threads: Vec<u32>,
+    /// Repetitions per point.
+    pub reps: u32,
+    /// Everything else.
+    pub cfg: SpinConfig,
+}
+
+/// The uncontended comparison: every lock, plus the floor.
+pub struct UncontendedPlan {
+    /// Locks, in display order.
+    pub locks: Vec<&'static Entry>,
+    /// Repetitions per lock.
+    pub reps: u32,
+    /// Target seconds per repetition.
+    pub cfg: uncontended::Config,
+}
+
+impl SpinPlan {
+    /// Repetitions to run, for progress.
+    pub fn units(&self) -> u64 {
+        (self.locks.len() * self.threads.len()) as u64 * self.reps as u64
+    }
+
+    /// Rough duration in seconds, for progress and planning.
+    pub fn estimate_s(&self) -> f64 {
+        self.units() as f64 * self.cfg.secs * 1.1
+    }
+}
+
+impl UncontendedPlan {
+    /// Repetitions to run, for progress.
+    pub fn units(&self) -> u64 {
+        (self.locks.len() as u64 + 1) * self.reps as u64
+    }
+}
+
+/// Progress on stderr: a bar with ETA on a terminal, nothing otherwise.
+pub struct Progress(ProgressBar);
+
+impl Progress {
+    /// A bar for `total` repetitions; hidden when `quiet` or stderr is not a terminal.
+    pub fn new(total: u64, quiet: bool) -> Self {
+        let target = if quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        let bar = ProgressBar::with_draw_target(Some(total), target);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{elapsed:>4} [{bar:30}] {pos}/{len} reps, ETA {eta}  {msg}",
+            )
+            .expect("static template is valid")
+            .progress_chars("=> "),
+        );
+        Progress(bar)
+    }
+
+    fn step(&self, msg: String) {
+        self.0.set_message(msg);
+    }
+
+    fn done_one(&self) {
+        self.0.inc(1);
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+fn stamp(mut reps: Vec<Rep>) -> Vec<Rep> {
+    for (i, r) in reps.iter_mut().enumerate() {
+        r.rep = i as u32;
+    }
+    reps
+}
+
+/// Runs the uncontended comparison. Returns `Ok(false)` if interrupted.
+pub fn run_uncontended(
+    plan: &UncontendedPlan,
+    progress: &Progress,
+    sink: &mut dyn FnMut(Point) -> Result<()>,
+) -> Result<bool> {
+    let _companion = uncontended::Companion::start();
+    let params = serde_json::to_value(&plan.cfg).expect("config serialises");
+    let mut floor = Vec::new();
+    let mut per_lock: Vec<Vec<Rep>> = vec![Vec::new(); plan.locks.len()];
+    for _ in 0..plan.reps {
+        progress.step("uncontended: floor".into());
+        floor.push(uncontended::run_rep::<Floor>(&plan.cfg));
+        progress.done_one();
+        for (i, e) in plan.locks.iter().enumerate() {
+            if crate::interrupt::requested() {
+                return Ok(false);
+            }
+            progress.step(format!("uncontended: {}", e.info.name));
+            per_lock[i].push((e.uncontended)(&plan.cfg));
+            progress.done_one();
+        }
+    }
+    let point = |lock: &str, reps: Vec<Rep>| Point {
+        bench: "uncontended".into(),
+        lock: lock.into(),
+        threads: 1,
+        params: params.clone(),
+        reps: stamp(reps),
+    };
+    sink(point("floor", floor))?;
+    for (e, reps) in plan.locks.iter().zip(per_lock) {
+        sink(point(e.info.name, reps))?;
+    }
+    Ok(true)
+}
+
+/// Runs the contention sweep. Returns `Ok(false)` if interrupted.
+pub fn run_spin(
+    plan: &SpinPlan,
+    progress: &Progress,
+    sink: &mut dyn FnMut(Point) -> Result<()>,
+) -> Result<bool> {
+    let params = serde_json::to_value(&plan.cfg).expect("config serialises");
+    let warm = SpinConfig {
+        secs: (plan.cfg.secs / 5.0).min(0.1),
+        ..plan.cfg.clone()
+    };
+    for &threads in &plan.threads {
+        for e in &plan.locks {
+            if crate::interrupt::requested() {
+                return Ok(false);
+            }
+            progress.step(format!("warm-up {} × {threads}", e.info.name));
+            (e.spin)(&warm, threads);
+        }
+        let mut per_lock: Vec<Vec<Rep>> = vec![Vec::new(); plan.locks.len()];
+        for rep in 0..plan.reps {
+            for (i, e) in plan.locks.iter().enumerate() {
+                if crate::interrupt::requested() {
+                    return Ok(false);
+                }
+                progress.step(format!(
+                    "spin: {} × {threads} threads, rep {}",
+                    e.info.name,
+                    rep + 1
+                ));
+                let r = (e.spin)(&plan.cfg, threads);
+                // A repetition cut short by Ctrl-C is not a measurement.
+                if crate::interrupt::requested() {
+                    return Ok(false);
+                }
+                per_lock[i].push(r);
+                progress.done_one();
+            }
+        }
+        for (e, reps) in plan.locks.iter().zip(per_lock) {
+            sink(Point {
+                bench: "spin".into(),
+                lock: e.info.name.into(),
+                threads,
+                params: params.clone(),
+                reps: stamp(reps),
+            })?;
+        }
+    }
+    Ok(true)
+}

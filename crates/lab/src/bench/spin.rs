@@ -1,0 +1,198 @@
+//! `bench spin`: the contention benchmark of seed 001's spinlock
+//! microbenchmark. N threads take one lock in a loop; inside, busy work that
+//! writes shared cache lines; outside, a constant or exponential delay. Per
+//! repetition: throughput, per-thread acquisitions and Jain's index, the
+//! acquire-latency distribution and CPU time.
+
+use super::workload::{DelayDist, SharedLines, Work};
+use crate::clock::{thread_cpu_s, ticks, ticks_to_ns};
+use crate::lablock::LabLock;
+use crate::results::{jain, Rep};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// Parameters of one contention point (all but the thread count).
+#[derive(Debug, Clone, Serialize)]
+pub struct SpinConfig {
+    /// Busy work inside the critical section, ns.
+    pub cs_ns: u64,
+    /// Shared cache lines written inside the critical section.
+    pub cs_lines: usize,
+    /// Mean delay between acquisitions, ns.
+    pub delay_ns: u64,
+    /// Distribution of that delay.
+    pub delay_dist: DelayDist,
+    /// Measured seconds per repetition.
+    pub secs: f64,
+    /// Pin thread i to CPU i mod cores.
+    pub pin: bool,
+}
+
+/// Pins the calling thread to one CPU (best effort: ignored if refused).
+pub fn pin_to(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `set` is a plain bitmask the libc macros fill; the call only
+    // reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = core::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
+}
+
+/// Number of CPUs this process may run on.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+struct ThreadResult {
+    ops: u64,
+    hist: Histogram<u64>,
+    cpu_s: f64,
+}
+
+/// Sleeps for `d`, waking early if `crate::interrupt` fires.
+fn sleep_interruptible(d: Duration) {
+    let end = Instant::now() + d;
+    loop {
+        let now = Instant::now();
+        if now >= end || crate::interrupt::requested() {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Runs one repetition with `threads` threads on a fresh lock.
+pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Rep {
+    let n = threads as usize;
+    let lock = Arc::new(L::new());
+    let lines = Arc::new(SharedLines::new(cfg.cs_lines));
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(n + 1));
+    let ncpu = cores();
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (lock, lines, stop, start) =
+                (lock.clone(), lines.clone(), stop.clone(), start.clone());
+            let cfg = cfg.clone();
+            std::thread::Builder::new()
+                .name(format!("spin-{i}"))
+                .spawn(move || {
+                    if cfg.pin {
+                        pin_to(i % ncpu);
+                    }
+                    let mut work = Work::new(
+                        cfg.cs_ns,
+                        cfg.delay_ns,
+                        cfg.delay_dist,
+                        0x5eed ^ (i as u64) << 17,
+                    );
+                    let mut hist =
+                        Histogram::<u64>::new(2).expect("2 significant figures is valid");
+                    let mut ops = 0u64;
+                    start.wait();
+                    let cpu0 = thread_cpu_s();
+                    while !stop.load(Ordering::Relaxed) {
+                        let t0 = ticks();
+                        let t1 = lock.with(|| {
+                            let t1 = ticks();
+                            lines.touch();
+                            work.inside();
+                            t1
+                        });
+                        // An acquisition that ends after the window closed is
+                        // not part of the measurement.
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        ops += 1;
+                        hist.saturating_record(t1.saturating_sub(t0));
+                        work.outside();
+                    }
+                    ThreadResult {
+                        ops,
+                        hist,
+                        cpu_s: thread_cpu_s() - cpu0,
+                    }
+                })
+                .expect("spawning a benchmark thread")
+        })
+        .collect();
+    start.wait();
+    let t = Instant::now();
+    sleep_interruptible(Duration::from_secs_f64(cfg.secs));
+    stop.store(true, Ordering::Relaxed);
+    let wall_s = t.elapsed().as_secs_f64();
+    let results: Vec<ThreadResult> = handles
+        .into_iter()
+        .map(|h| h.join().expect("benchmark thread panicked"))
+        .collect();
+    let mut hist = Histogram::<u64>::new(2).expect("valid");
+    for r in &results {
+        hist.add(&r.hist)
+            .expect("histograms with auto-resize always add");
+    }
+    let thread_ops: Vec<u64> = results.iter().map(|r| r.ops).collect();
+    let total_ops: u64 = thread_ops.iter().sum();
+    let q = |p: f64| {
+        if hist.is_empty() {
+            0
+        } else {
+            ticks_to_ns(hist.value_at_quantile(p))
+        }
+    };
+    Rep {
+        rep: 0,
+        wall_s,
+        cpu_s: results.iter().map(|r| r.cpu_s).sum(),
+        total_ops,
+        throughput_ops_s: total_ops as f64 / wall_s,
+        ns_per_op: if total_ops == 0 {
+            f64::INFINITY
+        } else {
+            wall_s * 1e9 / total_ops as f64
+        },
+        jain: jain(&thread_ops),
+        thread_ops,
+        p50_ns: q(0.5),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        max_ns: if hist.is_empty() {
+            0
+        } else {
+            ticks_to_ns(hist.max())
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lablock::Raw;
+
+    #[test]
+    fn a_short_repetition_counts_every_threads_acquisitions() {
+        let cfg = SpinConfig {
+            cs_ns: 50,
+            cs_lines: 2,
+            delay_ns: 100,
+            delay_dist: DelayDist::Exp,
+            secs: 0.05,
+            pin: false,
+        };
+        let r = run_rep::<Raw<parking_lot::RawMutex>>(&cfg, 3);
+        assert_eq!(r.thread_ops.len(), 3);
+        assert_eq!(r.total_ops, r.thread_ops.iter().sum::<u64>());
+        assert!(r.total_ops > 0);
+        assert!(r.p50_ns <= r.p99_ns && r.p99_ns <= r.p999_ns && r.p999_ns <= r.max_ns);
+        assert!(r.jain > 0.0 && r.jain <= 1.0 + 1e-12);
+        assert!((r.throughput_ops_s - r.total_ops as f64 / r.wall_s).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,258 @@
+//! The command line: parsing and validation of every value, with messages
+//! that name the bad value and what is allowed.
+
+use crate::bench::workload::DelayDist;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Most threads a benchmark or torture may start (oversubscription is the point, up to a limit).
+pub const MAX_THREADS: u32 = 256;
+/// Longest critical-section work or delay, ns (one second).
+pub const MAX_NS: u64 = 1_000_000_000;
+/// Longest measured time per repetition, seconds.
+pub const MAX_SECS: f64 = 3600.0;
+
+/// locklab: lock algorithms measured on your machine.
+#[derive(Debug, Parser)]
+#[command(name = "locklab", version, about, long_about = None)]
+pub struct Cli {
+    /// Results database (SQLite; created if absent).
+    #[arg(long, global = true, value_name = "PATH", default_value = "locklab.db")]
+    pub db: PathBuf,
+    /// Print JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Command to run.
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Run benchmarks; alone, the standard quick suite (uncontended, then spin at 1, 2 and 8 threads).
+    Bench(BenchArgs),
+    /// Check that locks exclude and never hang: many threads on non-atomic shadow data.
+    Torture(TortureArgs),
+    /// List the locks and peers with their metadata.
+    Locks,
+    /// List stored runs.
+    Runs,
+    /// Show one stored run (id or `last`).
+    Show {
+        /// Run id, or `last`.
+        #[arg(value_parser = parse_run)]
+        run: RunRef,
+    },
+    /// Plot a run's throughput against threads to an SVG file.
+    Plot {
+        /// Run id, or `last`.
+        #[arg(value_parser = parse_run)]
+        run: RunRef,
+        /// Output SVG file.
+        #[arg(long, value_name = "FILE.svg")]
+        out: PathBuf,
+        /// Logarithmic throughput axis.
+        #[arg(long)]
+        log: bool,
+    },
+}
+
+/// `bench` and its kinds.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Which benchmark; none runs the standard quick suite.
+    #[command(subcommand)]
+    pub kind: Option<BenchKind>,
+}
+
+/// The benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchKind {
+    /// Contention: threads take one lock in a loop with work inside and a delay outside.
+    Spin(SpinArgs),
+    /// One thread: ns per acquire+release, against the atomic floor.
+    Uncontended(UncontendedArgs),
+}
+
+/// Parameters of `bench spin`.
+#[derive(Debug, Args)]
+pub struct SpinArgs {
+    /// Locks: comma-separated names or `all` (see `locklab locks`).
+    #[arg(long, default_value = "all")]
+    pub locks: String,
+    /// Thread counts, comma-separated (oversubscription allowed, up to 256).
+    #[arg(long, value_parser = parse_threads, default_value = "1,2,4,8")]
+    pub threads: ThreadList,
+    /// Busy work inside the critical section, ns.
+    #[arg(long, value_parser = parse_ns, default_value = "100")]
+    pub cs_ns: u64,
+    /// Shared cache lines written inside the critical section.
+    #[arg(long, value_parser = parse_lines, default_value = "1")]
+    pub cs_lines: usize,
+    /// Mean delay between acquisitions, ns.
+    #[arg(long, value_parser = parse_ns, default_value = "200")]
+    pub delay_ns: u64,
+    /// Distribution of the delay.
+    #[arg(long, value_enum, default_value = "exp")]
+    pub delay_dist: DelayDist,
+    /// Measured seconds per repetition.
+    #[arg(long, value_parser = parse_secs, default_value = "1")]
+    pub secs: f64,
+    /// Repetitions per point.
+    #[arg(long, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+    /// Pin thread i to CPU i mod cores.
+    #[arg(long)]
+    pub pin: bool,
+}
+
+/// Parameters of `bench uncontended`.
+#[derive(Debug, Args)]
+pub struct UncontendedArgs {
+    /// Locks: comma-separated names or `all`.
+    #[arg(long, default_value = "all")]
+    pub locks: String,
+    /// Target seconds per repetition.
+    #[arg(long, value_parser = parse_secs, default_value = "0.2")]
+    pub secs: f64,
+    /// Repetitions per lock.
+    #[arg(long, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+}
+
+/// Parameters of `torture`.
+#[derive(Debug, Args)]
+pub struct TortureArgs {
+    /// Locks: comma-separated names or `all`.
+    #[arg(long, default_value = "all")]
+    pub locks: String,
+    /// Threads (default: 4 × cores).
+    #[arg(long, value_parser = parse_thread_count)]
+    pub threads: Option<u32>,
+    /// Seconds per lock.
+    #[arg(long, value_parser = parse_secs, default_value = "1")]
+    pub secs: f64,
+    /// Seconds without any acquisition before a lock counts as hung.
+    #[arg(long, value_parser = parse_secs, default_value = "10")]
+    pub watchdog: f64,
+}
+
+/// A run named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunRef {
+    /// A run id.
+    Id(i64),
+    /// The newest run.
+    Last,
+}
+
+/// A validated list of thread counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadList(pub Vec<u32>);
+
+fn parse_run(s: &str) -> Result<RunRef, String> {
+    if s == "last" {
+        return Ok(RunRef::Last);
+    }
+    match s.parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(RunRef::Id(n)),
+        _ => Err("a run is a positive integer id or `last`; `locklab runs` lists them".into()),
+    }
+}
+
+fn parse_thread_count(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_THREADS as u64).contains(&n) => Ok(n as u32),
+        Ok(n) => Err(format!(
+            "thread count {n} is out of range: allowed 1 to {MAX_THREADS}"
+        )),
+        Err(_) => Err(format!(
+            "'{}' is not a thread count: allowed 1 to {MAX_THREADS}",
+            s.trim()
+        )),
+    }
+}
+
+fn parse_threads(s: &str) -> Result<ThreadList, String> {
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let n = parse_thread_count(part)?;
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    Ok(ThreadList(v))
+}
+
+fn parse_ns(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n <= MAX_NS => Ok(n),
+        Ok(n) => Err(format!(
+            "{n} ns is too long: allowed 0 to {MAX_NS} ns (one second)"
+        )),
+        Err(_) => Err(format!(
+            "'{s}' is not a duration: a whole number of nanoseconds from 0 to {MAX_NS}"
+        )),
+    }
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x <= MAX_SECS => Ok(x),
+        Ok(_) => Err(format!(
+            "'{s}' seconds is out of range: allowed more than 0 up to {MAX_SECS}"
+        )),
+        Err(_) => Err(format!("'{s}' is not a number of seconds (e.g. 0.5)")),
+    }
+}
+
+fn parse_reps(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' repetitions: allowed 1 to 1000")),
+    }
+}
+
+fn parse_lines(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= 1024 => Ok(n),
+        _ => Err(format!("'{s}' cache lines: allowed 0 to 1024")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_lists_parse_and_reject_zero_and_absurd() {
+        assert_eq!(parse_threads("1,2,8,2").unwrap(), ThreadList(vec![1, 2, 8]));
+        assert!(parse_threads("0").unwrap_err().contains("1 to 256"));
+        assert!(parse_threads("100000").unwrap_err().contains("100000"));
+        assert!(parse_threads("two").unwrap_err().contains("'two'"));
+        assert!(parse_threads("1,,2").is_err());
+    }
+
+    #[test]
+    fn durations_reject_negative_non_numeric_and_too_long() {
+        assert_eq!(parse_ns("0").unwrap(), 0);
+        assert!(parse_ns("-5").unwrap_err().contains("'-5'"));
+        assert!(parse_ns("1e3").is_err());
+        assert!(parse_ns("2000000000").is_err());
+        assert!(parse_secs("0").is_err());
+        assert!(parse_secs("-1").is_err());
+        assert!(parse_secs("NaN").is_err());
+        assert!(parse_secs("inf").is_err());
+        assert_eq!(parse_secs("0.5").unwrap(), 0.5);
+    }
+
+    #[test]
+    fn reps_and_runs() {
+        assert!(parse_reps("0").is_err());
+        assert_eq!(parse_reps("3").unwrap(), 3);
+        assert_eq!(parse_run("last").unwrap(), RunRef::Last);
+        assert_eq!(parse_run("12").unwrap(), RunRef::Id(12));
+        assert!(parse_run("0").is_err() && parse_run("x").is_err());
+    }
+}

@@ -1,0 +1,350 @@
+//! What each CLI command does, over the lab's library parts.
+
+use crate::bench::{
+    self, spin::SpinConfig, uncontended, workload::DelayDist, Progress, SpinPlan, UncontendedPlan,
+};
+use crate::cli::{BenchKind, Cli, Cmd, RunRef, SpinArgs, TortureArgs, UncontendedArgs};
+use crate::error::{LabError, Result};
+use crate::registry::{self, Entry};
+use crate::results::RunMeta;
+use crate::store::Store;
+use crate::torture::TortureConfig;
+use crate::{machine, plot, report};
+use serde_json::json;
+use std::io::IsTerminal;
+
+/// Exit code when the user interrupted a run (128 + SIGINT).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Runs a parsed command line; returns the process exit code.
+pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
+    match &cli.cmd {
+        Cmd::Bench(b) => match &b.kind {
+            None => bench_suite(&cli, argv),
+            Some(BenchKind::Spin(a)) => bench_spin(&cli, argv, a),
+            Some(BenchKind::Uncontended(a)) => bench_uncontended(&cli, argv, a),
+        },
+        Cmd::Torture(a) => torture(&cli, a),
+        Cmd::Locks => {
+            locks(cli.json);
+            Ok(0)
+        }
+        Cmd::Runs => {
+            let store = Store::open(&cli.db)?;
+            let runs = store.runs()?;
+            if cli.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({ "runs": runs })).expect("serialises")
+                );
+            } else {
+                print!("{}", report::runs_text(&runs));
+            }
+            Ok(0)
+        }
+        Cmd::Show { run } => {
+            let store = Store::open(&cli.db)?;
+            let (meta, points) = store.load(resolve(&store, *run)?)?;
+            if cli.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report::run_json(&meta, &points))
+                        .expect("serialises")
+                );
+            } else {
+                print!("{}", report::render_text(&meta, &points));
+            }
+            Ok(0)
+        }
+        Cmd::Plot { run, out, log } => {
+            let store = Store::open(&cli.db)?;
+            let (meta, points) = store.load(resolve(&store, *run)?)?;
+            plot::plot_throughput(&meta, &points, out, *log)?;
+            eprintln!("wrote {}", out.display());
+            Ok(0)
+        }
+    }
+}
+
+fn resolve(store: &Store, run: RunRef) -> Result<i64> {
+    match run {
+        RunRef::Id(id) => Ok(id),
+        RunRef::Last => store
+            .runs()?
+            .first()
+            .and_then(|r| r.meta.id)
+            .ok_or_else(|| {
+                LabError::input(format!("{}: no runs stored yet", store.path().display()))
+            }),
+    }
+}
+
+fn locks(as_json: bool) {
+    let all = registry::all();
+    if as_json {
+        let v: Vec<_> = all
+            .iter()
+            .map(|e| {
+                json!({
+                    "name": e.info.name, "family": e.info.family.as_str(), "fair": e.info.fair,
+                    "blocking": e.info.blocking, "peer": e.peer, "source": e.info.source,
+                    "summary": e.info.summary,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "locks": v })).expect("serialises")
+        );
+        return;
+    }
+    println!(
+        "{:<15} {:<9} {:<5} {:<9} WHAT",
+        "LOCK", "FAMILY", "FAIR", "BLOCKING"
+    );
+    for e in all {
+        let kind = if e.peer { " (peer)" } else { "" };
+        println!(
+            "{:<15} {:<9} {:<5} {:<9} {}{kind}",
+            e.info.name,
+            e.info.family.as_str(),
+            if e.info.fair { "yes" } else { "no" },
+            if e.info.blocking { "yes" } else { "no" },
+            e.info.summary,
+        );
+    }
+}
+
+fn progress_quiet(cli: &Cli) -> bool {
+    cli.json || !std::io::stderr().is_terminal()
+}
+
+/// Opens the store, records the run, runs `body` with a sink that stores
+/// each point in its own transaction, then prints the stored run.
+fn stored_run(
+    cli: &Cli,
+    argv: &[String],
+    kind: &str,
+    params: serde_json::Value,
+    body: impl FnOnce(&mut dyn FnMut(crate::results::Point) -> Result<()>) -> Result<bool>,
+) -> Result<i32> {
+    // Open (and validate) the database before measuring anything.
+    let mut store = Store::open(&cli.db)?;
+    crate::interrupt::install();
+    let meta = RunMeta {
+        id: None,
+        kind: kind.into(),
+        command: argv.join(" "),
+        params,
+        machine: machine::detect(),
+        started: machine::now_rfc3339(),
+        finished: None,
+        complete: false,
+    };
+    let id = store.begin_run(&meta)?;
+    let mut stored = 0usize;
+    let complete = {
+        let mut sink = |p: crate::results::Point| -> Result<()> {
+            store.add_point(id, &p)?;
+            stored += 1;
+            Ok(())
+        };
+        body(&mut sink)?
+    };
+    if complete {
+        store.finish_run(id)?;
+    }
+    let (meta, points) = store.load(id)?;
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report::run_json(&meta, &points)).expect("serialises")
+        );
+    } else {
+        print!("{}", report::render_text(&meta, &points));
+    }
+    if complete {
+        eprintln!("stored as run {id} in {}", cli.db.display());
+        Ok(0)
+    } else {
+        eprintln!(
+            "interrupted: {stored} finished points kept in run {id} ({}), marked incomplete",
+            cli.db.display()
+        );
+        Ok(EXIT_INTERRUPTED)
+    }
+}
+
+fn spin_cfg(a: &SpinArgs) -> SpinConfig {
+    SpinConfig {
+        cs_ns: a.cs_ns,
+        cs_lines: a.cs_lines,
+        delay_ns: a.delay_ns,
+        delay_dist: a.delay_dist,
+        secs: a.secs,
+        pin: a.pin,
+    }
+}
+
+fn names(locks: &[&Entry]) -> Vec<&'static str> {
+    locks.iter().map(|e| e.info.name).collect()
+}
+
+fn bench_spin(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
+    let plan = SpinPlan {
+        locks: registry::parse_list(&a.locks)?,
+        threads: a.threads.0.clone(),
+        reps: a.reps,
+        cfg: spin_cfg(a),
+    };
+    let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "spin": plan.cfg });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, "bench spin", params, |sink| {
+        bench::run_spin(&plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
+fn bench_uncontended(cli: &Cli, argv: &[String], a: &UncontendedArgs) -> Result<i32> {
+    let plan = UncontendedPlan {
+        locks: registry::parse_list(&a.locks)?,
+        reps: a.reps,
+        cfg: uncontended::Config { secs: a.secs },
+    };
+    let params = json!({ "locks": names(&plan.locks), "reps": plan.reps, "uncontended": plan.cfg });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, "bench uncontended", params, |sink| {
+        bench::run_uncontended(&plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
+/// The standard quick suite: uncontended, then spin at 1, 2 and 8 threads
+/// (cs 100 ns on one shared line, exponential delay with mean 200 ns), every
+/// lock and peer, three repetitions each.
+fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
+    let all: Vec<&'static Entry> = registry::all().iter().collect();
+    let unc = UncontendedPlan {
+        locks: all.clone(),
+        reps: 3,
+        cfg: uncontended::Config { secs: 0.1 },
+    };
+    let spin = SpinPlan {
+        locks: all,
+        threads: vec![1, 2, 8],
+        reps: 3,
+        cfg: SpinConfig {
+            cs_ns: 100,
+            cs_lines: 1,
+            delay_ns: 200,
+            delay_dist: DelayDist::Exp,
+            secs: 0.4,
+            pin: false,
+        },
+    };
+    let params = json!({
+        "locks": names(&spin.locks), "reps": spin.reps, "threads": spin.threads,
+        "uncontended": unc.cfg, "spin": spin.cfg,
+    });
+    let progress = Progress::new(unc.units() + spin.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, "bench", params, |sink| {
+        Ok(bench::run_uncontended(&unc, &progress, sink)?
+            && bench::run_spin(&spin, &progress, sink)?)
+    });
+    progress.finish();
+    r
+}
+
+fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
+    let locks = registry::parse_list(&a.locks)?;
+    let threads = a
+        .threads
+        .unwrap_or_else(|| (4 * bench::spin::cores()).min(crate::cli::MAX_THREADS as usize) as u32);
+    let cfg = TortureConfig {
+        threads,
+        secs: a.secs,
+        watchdog_s: a.watchdog,
+    };
+    crate::interrupt::install();
+    if !cli.json {
+        println!(
+            "torture: {threads} threads on {} cores, {}s per lock, watchdog {}s",
+            bench::spin::cores(),
+            a.secs,
+            a.watchdog
+        );
+        println!(
+            "{:<15} {:>12} {:>10} {:>6} {:>7} {:>7} {:>12}  RESULT",
+            "LOCK", "ACQUIRES", "VIOLATIONS", "LOST", "MIN%", "MAX%", "LONGEST WAIT"
+        );
+    }
+    let mut reports = Vec::new();
+    let mut all_ok = true;
+    for e in &locks {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let mut r = (e.torture)(&cfg);
+        r.lock = e.info.name.into();
+        all_ok &= r.ok();
+        if !cli.json {
+            let share = |x: u64| {
+                if r.acquisitions == 0 {
+                    0.0
+                } else {
+                    100.0 * x as f64 / r.acquisitions as f64
+                }
+            };
+            let min = r.per_thread.iter().copied().min().unwrap_or(0);
+            let max = r.per_thread.iter().copied().max().unwrap_or(0);
+            let verdict = if r.hung {
+                "HUNG".to_string()
+            } else if r.ok() {
+                "ok".to_string()
+            } else {
+                "VIOLATED".to_string()
+            };
+            println!(
+                "{:<15} {:>12} {:>10} {:>6} {:>6.1}% {:>6.1}% {:>12}  {verdict}",
+                r.lock,
+                r.acquisitions,
+                r.violations,
+                r.lost_updates,
+                share(min),
+                share(max),
+                report::fmt_ns(r.longest_wait_ns as f64),
+            );
+        }
+        let hung = r.hung;
+        reports.push(r);
+        if hung {
+            // Its threads are stuck for good; measuring more locks beside
+            // them would only measure the stuck threads.
+            break;
+        }
+    }
+    let interrupted = crate::interrupt::requested();
+    if cli.json {
+        let v = json!({ "threads": threads, "secs": a.secs, "ok": all_ok && !interrupted, "interrupted": interrupted, "results": reports });
+        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+    }
+    if interrupted {
+        eprintln!("interrupted");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if all_ok {
+        Ok(0)
+    } else {
+        let bad: Vec<&str> = reports
+            .iter()
+            .filter(|r| !r.ok())
+            .map(|r| r.lock.as_str())
+            .collect();
+        Err(LabError::failed(format!(
+            "torture failed for: {}",
+            bad.join(", ")
+        )))
+    }
+}

@@ -1,0 +1,79 @@
+//! Locks from outside locklab, measured beside it in the same process: the
+//! standard library's mutex, glibc's `pthread_mutex_t`, and the physical
+//! floor (one atomic swap plus one release store on an uncontended word:
+//! what any lock's uncontended path must at least pay). `parking_lot` needs
+//! no adapter: it implements `lock_api::RawMutex` itself.
+
+use crate::lablock::LabLock;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `std::sync::Mutex<()>` (futex-based on Linux).
+pub struct StdPeer(std::sync::Mutex<()>);
+
+impl LabLock for StdPeer {
+    fn new() -> Self {
+        StdPeer(std::sync::Mutex::new(()))
+    }
+
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        // A poisoned lock still excludes; the lab's workloads do not panic.
+        let _g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        f()
+    }
+}
+
+/// glibc's default `pthread_mutex_t` through libc.
+pub struct PthreadPeer(Box<UnsafeCell<libc::pthread_mutex_t>>);
+
+// SAFETY: a pthread mutex is made to be shared between threads; it is boxed
+// so its address never changes after initialisation.
+unsafe impl Send for PthreadPeer {}
+// SAFETY: as above.
+unsafe impl Sync for PthreadPeer {}
+
+impl LabLock for PthreadPeer {
+    fn new() -> Self {
+        PthreadPeer(Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)))
+    }
+
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: the mutex is initialised and pinned in its box; lock and
+        // unlock are paired on this thread. Errors (EINVAL, EDEADLK) cannot
+        // occur for a default mutex used this way.
+        unsafe { libc::pthread_mutex_lock(self.0.get()) };
+        let r = f();
+        // SAFETY: as above.
+        unsafe { libc::pthread_mutex_unlock(self.0.get()) };
+        r
+    }
+}
+
+impl Drop for PthreadPeer {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self`: nobody holds or waits for the mutex.
+        unsafe { libc::pthread_mutex_destroy(self.0.get()) };
+    }
+}
+
+/// The physical floor of an uncontended acquire+release: one `swap` with
+/// Acquire and one Release store on a word no other thread touches. It is
+/// not a lock anyone should use (it never waits), so it is only measured by
+/// `bench uncontended`, never by the contended benchmarks or torture.
+pub struct Floor(AtomicBool);
+
+impl LabLock for Floor {
+    fn new() -> Self {
+        Floor(AtomicBool::new(false))
+    }
+
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.0.swap(true, Ordering::Acquire);
+        let r = f();
+        self.0.store(false, Ordering::Release);
+        r
+    }
+}

@@ -1,0 +1,175 @@
+//! Every lock the lab knows, by name, each instantiated for its own type.
+//!
+//! The metadata comes from the library (`locklab::Described`), so the CLI,
+//! the docs and the lab list the same set. Each entry holds plain function
+//! pointers to the benchmarks monomorphized for that lock: picking a lock by
+//! name costs one indirect call per measured point, never one per
+//! acquisition.
+
+use crate::bench::spin::{self, SpinConfig};
+use crate::bench::uncontended;
+use crate::error::{LabError, Result};
+use crate::lablock::{LabLock, Raw};
+use crate::peers::{PthreadPeer, StdPeer};
+use crate::results::Rep;
+use crate::torture::{self, TortureConfig, TortureReport};
+use locklab::{Described, Family, LockInfo};
+use std::sync::OnceLock;
+
+/// One lock the lab can measure.
+pub struct Entry {
+    /// Name, family, fairness, source.
+    pub info: LockInfo,
+    /// Whether this is a peer from outside locklab.
+    pub peer: bool,
+    /// One repetition of the contention benchmark at `threads` threads.
+    pub spin: fn(&SpinConfig, u32) -> Rep,
+    /// One repetition of the uncontended benchmark.
+    pub uncontended: fn(&uncontended::Config) -> Rep,
+    /// A torture run.
+    pub torture: fn(&TortureConfig) -> TortureReport,
+}
+
+fn entry<L: LabLock>(info: LockInfo, peer: bool) -> Entry {
+    Entry {
+        info,
+        peer,
+        spin: spin::run_rep::<L>,
+        uncontended: uncontended::run_rep::<L>,
+        torture: torture::run::<L>,
+    }
+}
+
+fn own<R>() -> Entry
+where
+    R: lock_api::RawMutex + Described + Send + Sync + 'static,
+{
+    entry::<Raw<R>>(R::INFO, false)
+}
+
+const STD: LockInfo = LockInfo {
+    name: "std",
+    family: Family::Peer,
+    fair: false,
+    blocking: true,
+    source: "Rust standard library std::sync::Mutex (futex-based on Linux)",
+    summary: "spins briefly, then sleeps on a futex",
+};
+
+const PARKING_LOT: LockInfo = LockInfo {
+    name: "parking_lot",
+    family: Family::Peer,
+    fair: false,
+    blocking: true,
+    source: "parking_lot 0.13 RawMutex",
+    summary: "one-byte lock; adaptive spinning, then parks in a global hash table; eventually fair",
+};
+
+const PTHREAD: LockInfo = LockInfo {
+    name: "pthread",
+    family: Family::Peer,
+    fair: false,
+    blocking: true,
+    source: "glibc pthread_mutex_t (PTHREAD_MUTEX_DEFAULT) via libc",
+    summary: "futex-based mutex of the C library",
+};
+
+/// Every lock: locklab's own first, then the peers.
+pub fn all() -> &'static [Entry] {
+    static ALL: OnceLock<Vec<Entry>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        vec![
+            own::<locklab::RawTas>(),
+            entry::<StdPeer>(STD, true),
+            entry::<Raw<parking_lot::RawMutex>>(PARKING_LOT, true),
+            entry::<PthreadPeer>(PTHREAD, true),
+        ]
+    })
+}
+
+/// The names of every lock, comma-separated (for error messages).
+pub fn names() -> String {
+    all()
+        .iter()
+        .map(|e| e.info.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Looks a lock up by name.
+pub fn find(name: &str) -> Result<&'static Entry> {
+    all().iter().find(|e| e.info.name == name).ok_or_else(|| {
+        LabError::input(format!(
+            "unknown lock '{name}'; valid locks: all, {}",
+            names()
+        ))
+    })
+}
+
+/// Parses a `--locks` value: `all`, or a comma-separated list of names
+/// (duplicates removed, order kept).
+pub fn parse_list(list: &str) -> Result<Vec<&'static Entry>> {
+    let mut out: Vec<&'static Entry> = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        if name.is_empty() {
+            return Err(LabError::input(format!(
+                "--locks '{list}': empty name in the list; valid locks: all, {}",
+                names()
+            )));
+        }
+        if name == "all" {
+            for e in all() {
+                if !out.iter().any(|o| o.info.name == e.info.name) {
+                    out.push(e);
+                }
+            }
+            continue;
+        }
+        let e = find(name)?;
+        if !out.iter().any(|o| o.info.name == e.info.name) {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_all_is_everything() {
+        let mut names: Vec<_> = all().iter().map(|e| e.info.name).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "duplicate lock name");
+        assert_eq!(parse_list("all").unwrap().len(), n);
+    }
+
+    #[test]
+    fn lists_keep_order_and_drop_duplicates() {
+        let l = parse_list("pthread, tas,pthread").unwrap();
+        let got: Vec<_> = l.iter().map(|e| e.info.name).collect();
+        assert_eq!(got, ["pthread", "tas"]);
+    }
+
+    #[test]
+    fn unknown_names_are_input_errors_listing_the_valid_ones() {
+        let e = parse_list("tas,nosuch").err().expect("must fail");
+        assert_eq!(e.code, 2);
+        assert!(
+            e.msg.contains("'nosuch'") && e.msg.contains("parking_lot"),
+            "{}",
+            e.msg
+        );
+        assert_eq!(parse_list("tas,,std").err().unwrap().code, 2);
+    }
+
+    #[test]
+    fn peers_are_marked() {
+        for e in all() {
+            assert_eq!(e.peer, e.info.family == Family::Peer, "{}", e.info.name);
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! `locklab torture`: does the lock really exclude, and does it never hang?
+//!
+//! More threads than cores (4× by default, so lock holders get preempted)
+//! hammer one lock. Inside the critical section each thread checks and
+//! updates shadow data that is deliberately *not* atomic: two counters that
+//! must be equal on entry, written one after the other with a pause between,
+//! plus an owner word claimed on entry and handed back on exit. Any overlap
+//! of two critical sections breaks one of these and is counted as a
+//! violation; a final count that differs from the number of acquisitions is
+//! a lost update. A watchdog ends the run as hung if no thread acquires the
+//! lock for `watchdog_s` seconds.
+
+use crate::clock::{ns_to_ticks, spin_ticks, ticks, ticks_to_ns};
+use crate::lablock::LabLock;
+use crate::results::jain;
+use crossbeam_utils::CachePadded;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// Parameters of a torture run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TortureConfig {
+    /// Threads hammering the lock.
+    pub threads: u32,
+    /// How long.
+    pub secs: f64,
+    /// Seconds without any acquisition after which the lock counts as hung.
+    pub watchdog_s: f64,
+}
+
+/// What a torture run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct TortureReport {
+    /// Lock name (filled in by the caller).
+    pub lock: String,
+    /// Threads used.
+    pub threads: u32,
+    /// Acquisitions by all threads.
+    pub acquisitions: u64,
+    /// Overlapping critical sections seen (shadow data or owner word broken).
+    pub violations: u64,
+    /// Acquisitions minus the final shadow count (updates lost to overlap).
+    pub lost_updates: u64,
+    /// Acquisitions per thread.
+    pub per_thread: Vec<u64>,
+    /// Jain's fairness index of `per_thread`.
+    pub jain: f64,
+    /// The longest any thread waited to acquire, ns.
+    pub longest_wait_ns: u64,
+    /// Whether the watchdog fired (no acquisition for `watchdog_s`).
+    pub hung: bool,
+    /// Wall-clock seconds the run took.
+    pub wall_s: f64,
+}
+
+impl TortureReport {
+    /// Whether the lock passed.
+    pub fn ok(&self) -> bool {
+        self.violations == 0 && self.lost_updates == 0 && !self.hung
+    }
+}
+
+/// The data the lock protects, shared without atomics on purpose.
+struct Shadow {
+    a: UnsafeCell<u64>,
+    b: UnsafeCell<u64>,
+}
+
+struct Shared<L> {
+    lock: L,
+    shadow: Shadow,
+    owner: AtomicU64,
+    violations: AtomicU64,
+    counts: Vec<CachePadded<AtomicU64>>,
+    stop: AtomicBool,
+}
+
+// SAFETY: `shadow` is only touched inside the lock's critical section; that
+// is exactly the property under test. If the lock is broken the accesses
+// race, and the race is what the checks detect (volatile accesses keep the
+// compiler from folding them away).
+unsafe impl<L: Sync> Sync for Shared<L> {}
+
+fn critical<L: LabLock>(s: &Shared<L>, me: u64, pause_ticks: u64, yield_now: bool) {
+    if s.owner.swap(me, Ordering::Relaxed) != 0 {
+        s.violations.fetch_add(1, Ordering::Relaxed);
+    }
+    // SAFETY: see `Shared`: exclusive if the lock works.
+    let (a, b) = unsafe {
+        (
+            core::ptr::read_volatile(s.shadow.a.get()),
+            core::ptr::read_volatile(s.shadow.b.get()),
+        )
+    };
+    if a != b {
+        s.violations.fetch_add(1, Ordering::Relaxed);
+    }
+    // SAFETY: as above.
+    unsafe { core::ptr::write_volatile(s.shadow.a.get(), a + 1) };
+    spin_ticks(pause_ticks);
+    if yield_now {
+        // Get preempted while holding the lock now and then: the hand-over
+        // paths of queue locks must survive a holder that is not running.
+        std::thread::yield_now();
+    }
+    // SAFETY: as above.
+    unsafe { core::ptr::write_volatile(s.shadow.b.get(), a + 1) };
+    if s.owner
+        .compare_exchange(me, 0, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+    {
+        s.violations.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Tortures a fresh `L`. Never hangs itself: a hung lock's threads are left
+/// behind (still spinning or sleeping) and the report says `hung`.
+pub fn run<L: LabLock>(cfg: &TortureConfig) -> TortureReport {
+    let n = cfg.threads as usize;
+    let shared = Arc::new(Shared {
+        lock: L::new(),
+        shadow: Shadow {
+            a: UnsafeCell::new(0),
+            b: UnsafeCell::new(0),
+        },
+        owner: AtomicU64::new(0),
+        violations: AtomicU64::new(0),
+        counts: (0..n)
+            .map(|_| CachePadded::new(AtomicU64::new(0)))
+            .collect(),
+        stop: AtomicBool::new(false),
+    });
+    let start = Arc::new(Barrier::new(n + 1));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (s, start) = (shared.clone(), start.clone());
+            std::thread::Builder::new()
+                .name(format!("torture-{i}"))
+                .spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(0x70e7 + i as u64);
+                    let me = i as u64 + 1;
+                    let mut longest = 0u64;
+                    start.wait();
+                    while !s.stop.load(Ordering::Relaxed) {
+                        let pause = ns_to_ticks(rng.random_range(0..200));
+                        let yield_now = rng.random_ratio(1, 64);
+                        let t0 = ticks();
+                        s.lock.with(|| {
+                            longest = longest.max(ticks().saturating_sub(t0));
+                            critical(&s, me, pause, yield_now);
+                        });
+                        s.counts[i].fetch_add(1, Ordering::Relaxed);
+                        spin_ticks(ns_to_ticks(rng.random_range(0..400)));
+                    }
+                    longest
+                })
+                .expect("spawning a torture thread")
+        })
+        .collect();
+
+    start.wait();
+    let t = Instant::now();
+    let total = |s: &Shared<L>| {
+        s.counts
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    let mut last = (0u64, Instant::now());
+    let mut hung = false;
+    let end = Duration::from_secs_f64(cfg.secs);
+    let watchdog = Duration::from_secs_f64(cfg.watchdog_s);
+    while t.elapsed() < end && !crate::interrupt::requested() {
+        std::thread::sleep(Duration::from_millis(20).min(end));
+        let now = total(&shared);
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if last.1.elapsed() >= watchdog {
+            hung = true;
+            break;
+        }
+    }
+    shared.stop.store(true, Ordering::Relaxed);
+    // Threads still waiting for the lock must get it once to see `stop`.
+    let mut longest = 0;
+    let mut pending = handles;
+    let mut drained_at = (total(&shared), Instant::now());
+    while !pending.is_empty() {
+        let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
+        for h in done {
+            longest = longest.max(h.join().unwrap_or(0));
+        }
+        pending = rest;
+        if pending.is_empty() {
+            break;
+        }
+        let now = total(&shared);
+        if now != drained_at.0 {
+            drained_at = (now, Instant::now());
+        } else if drained_at.1.elapsed() >= watchdog {
+            hung = true;
+            // Leave the stuck threads behind; they only hold Arcs.
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let per_thread: Vec<u64> = shared
+        .counts
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .collect();
+    let acquisitions: u64 = per_thread.iter().sum();
+    let lost_updates = if hung {
+        0 // threads may still be inside; the count is not final
+    } else {
+        // SAFETY: every thread has been joined; nothing else touches it.
+        let a = unsafe { *shared.shadow.a.get() };
+        acquisitions.abs_diff(a)
+    };
+    TortureReport {
+        lock: String::new(),
+        threads: cfg.threads,
+        acquisitions,
+        violations: shared.violations.load(Ordering::Relaxed),
+        lost_updates,
+        jain: jain(&per_thread),
+        per_thread,
+        longest_wait_ns: ticks_to_ns(longest),
+        hung,
+        wall_s: t.elapsed().as_secs_f64(),
+    }
+}

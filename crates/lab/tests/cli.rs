@@ -1,0 +1,241 @@
+//! The `locklab` binary as a user meets it: bad input gets one line and exit
+//! code 2 and never touches stored results; the main paths store and show.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn locklab(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("running locklab")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Exit code 2, no panic, and one line naming `needle`.
+fn assert_bad_input(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "{needle:?} not in: {err}");
+}
+
+fn tmp() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("t.db");
+    (d, db)
+}
+
+const QUICK: &[&str] = &["--secs", "0.05", "--reps", "1"];
+
+#[test]
+fn unknown_lock_lists_the_valid_names() {
+    let (_d, db) = tmp();
+    let o = locklab(&db, &["bench", "spin", "--locks", "tas,nosuch"]);
+    assert_bad_input(&o, "'nosuch'");
+    assert!(stderr(&o).contains("parking_lot"));
+    assert_bad_input(&locklab(&db, &["torture", "--locks", "bogus"]), "'bogus'");
+    assert!(
+        !db.exists(),
+        "a rejected command must not create the database"
+    );
+}
+
+#[test]
+fn bad_numbers_are_rejected_with_the_value_named() {
+    let (_d, db) = tmp();
+    for (args, needle) in [
+        (&["bench", "spin", "--threads", "0"][..], "0"),
+        (&["bench", "spin", "--threads", "1,100000"][..], "100000"),
+        (&["bench", "spin", "--cs-ns", "-5"][..], "-5"),
+        (&["bench", "spin", "--delay-ns", "soon"][..], "soon"),
+        (&["bench", "spin", "--secs", "0"][..], "0"),
+        (&["bench", "spin", "--reps", "0"][..], "0"),
+        (&["bench", "spin", "--delay-dist", "uniform"][..], "uniform"),
+        (&["bench", "uncontended", "--reps", "0"][..], "0"),
+        (&["torture", "--threads", "0"][..], "0"),
+        (&["show", "abc"][..], "abc"),
+    ] {
+        assert_bad_input(&locklab(&db, args), needle);
+    }
+    assert!(!db.exists());
+}
+
+#[test]
+fn unwritable_database_path_is_an_input_error() {
+    let d = tempfile::tempdir().unwrap();
+    // A parent that is a regular file stops even root.
+    let file = d.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let db = file.join("sub.db");
+    assert_bad_input(
+        &locklab(&db, &["bench", "uncontended", "--locks", "tas"]),
+        "sub.db",
+    );
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_and_left_alone() {
+    let (_d, db) = tmp();
+    let junk: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&db, &junk).unwrap();
+    for args in [
+        &["runs"][..],
+        &["show", "1"][..],
+        &["bench", "uncontended", "--locks", "tas", "--secs", "0.01"][..],
+    ] {
+        assert_bad_input(&locklab(&db, args), "t.db");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), junk);
+}
+
+#[test]
+fn a_database_from_a_newer_schema_is_refused_and_left_alone() {
+    let (_d, db) = tmp();
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        // A locklab file (our application id) from a future schema.
+        let id = locklab_lab::store::APPLICATION_ID;
+        c.execute_batch(&format!(
+            "CREATE TABLE future(x); PRAGMA application_id = {id}; PRAGMA user_version = 999;"
+        ))
+        .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    assert_bad_input(&locklab(&db, &["runs"]), "newer");
+    assert_bad_input(
+        &locklab(&db, &["bench", "uncontended", "--locks", "tas"]),
+        "newer",
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+#[test]
+fn unknown_run_id_is_an_input_error() {
+    let (_d, db) = tmp();
+    assert_eq!(locklab(&db, &["runs"]).status.code(), Some(0));
+    assert_bad_input(&locklab(&db, &["show", "42"]), "42");
+    assert_bad_input(&locklab(&db, &["plot", "42", "--out", "x.svg"]), "42");
+    assert_bad_input(&locklab(&db, &["show", "last"]), "no runs");
+}
+
+#[test]
+fn bench_stores_a_run_that_show_plot_and_json_read_back() {
+    let (d, db) = tmp();
+    let mut args = vec![
+        "bench",
+        "spin",
+        "--locks",
+        "tas,parking_lot",
+        "--threads",
+        "1,2",
+        "--json",
+    ];
+    args.extend_from_slice(QUICK);
+    let o = locklab(&db, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("bench --json prints JSON");
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        for key in [
+            "lock",
+            "threads",
+            "throughput_ops_s",
+            "jain",
+            "p99_ns",
+            "reps",
+        ] {
+            assert!(!p[key].is_null(), "{key} missing in {p}");
+        }
+        assert_eq!(p["reps"], 1);
+    }
+    assert_eq!(v["run"]["complete"], true);
+    let id = v["run"]["id"].as_i64().unwrap();
+
+    let runs = locklab(&db, &["runs"]);
+    assert!(stdout(&runs).contains("bench spin"), "{}", stdout(&runs));
+    let shown = locklab(&db, &["show", &id.to_string(), "--json"]);
+    let again: serde_json::Value = serde_json::from_str(&stdout(&shown)).unwrap();
+    assert_eq!(
+        again["points"], v["points"],
+        "show must print what bench stored"
+    );
+    let text = stdout(&locklab(&db, &["show", "last"]));
+    assert!(
+        text.contains("tas") && text.contains("parking_lot"),
+        "{text}"
+    );
+
+    let svg = d.path().join("p.svg");
+    let o = locklab(
+        &db,
+        &["plot", "last", "--out", svg.to_str().unwrap(), "--log"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.contains("<svg") && s.contains("parking_lot"));
+}
+
+#[test]
+fn locks_lists_every_lock_with_peers_marked() {
+    let (_d, db) = tmp();
+    let o = locklab(&db, &["locks", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let locks = v["locks"].as_array().unwrap();
+    let names: Vec<&str> = locks.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    for n in ["tas", "std", "parking_lot", "pthread"] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
+    for l in locks {
+        let peer = ["std", "parking_lot", "pthread"].contains(&l["name"].as_str().unwrap());
+        assert_eq!(l["peer"], peer, "{l}");
+    }
+}
+
+#[test]
+fn ctrl_c_keeps_finished_points_and_marks_the_run_incomplete() {
+    let (_d, db) = tmp();
+    let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "bench",
+            "spin",
+            "--locks",
+            "tas",
+            "--threads",
+            "1,2",
+            "--secs",
+            "2",
+            "--reps",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first point (1 thread) ends after about 2.1 s, the second would
+    // end after about 4.2 s: interrupt in between.
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&locklab(&db, &["show", "last", "--json"]))).unwrap();
+    assert_eq!(v["run"]["complete"], false);
+    let pts = v["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 1, "{v}");
+    assert_eq!(pts[0]["threads"], 1);
+}
