@@ -134,7 +134,11 @@ fn stored_run(
     let meta = RunMeta {
         id: None,
         kind: kind.into(),
-        command: argv.join(" "),
+        // The program as the user knows it, not the path cargo built it at.
+        command: std::iter::once("locklab")
+            .chain(argv.iter().skip(1).map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
         params,
         machine: machine::detect(),
         started: machine::now_rfc3339(),
