@@ -4,8 +4,66 @@
 //! algorithm, model-checked under loom) and, outside loom, a thin
 //! `lock_api::RawMutex` layer with a ready `…Mutex<T>` alias.
 
+pub mod backoff;
 pub mod tas;
+pub mod ttas;
 
+pub use backoff::RawBackoff;
 pub use tas::RawTas;
+pub use ttas::RawTtas;
+
+#[cfg(not(loom))]
+pub use backoff::BackoffMutex;
 #[cfg(not(loom))]
 pub use tas::TasMutex;
+#[cfg(not(loom))]
+pub use ttas::TtasMutex;
+
+/// Multi-threaded smoke tests shared by the algorithms' unit tests (the
+/// loom checks and torture tests are the thorough ones).
+#[cfg(all(test, not(loom)))]
+pub(crate) mod smoke {
+    use std::sync::Arc;
+
+    /// `threads` threads each add one to a `lock_api::Mutex<R, u64>` (what
+    /// every `…Mutex<u64>` alias is) `per_thread` times; the final count
+    /// must be exact and the mutex left unlocked.
+    ///
+    /// Each thread yields after each release. With more spinning threads
+    /// than free cores (four threads, a two-core machine, other tests in
+    /// parallel), a FIFO lock hands over to preempted waiters while the
+    /// running ones spin out their time slices: without the yield a run of
+    /// the fair locks took minutes (lock-holder/waiter preemption, seed 004).
+    /// The yield lets a granted waiter run; the threads still contend.
+    pub(crate) fn count_with<R>(threads: usize, per_thread: u64)
+    where
+        R: lock_api::RawMutex + Send + Sync + 'static,
+    {
+        count_in(lock_api::Mutex::<R, u64>::new(0), threads, per_thread);
+    }
+
+    /// [`count_with`] on a given (for example specially initialised) mutex
+    /// holding 0.
+    pub(crate) fn count_in<R>(m: lock_api::Mutex<R, u64>, threads: usize, per_thread: u64)
+    where
+        R: lock_api::RawMutex + Send + Sync + 'static,
+    {
+        let m = Arc::new(m);
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let m = m.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..per_thread {
+                        *m.lock() += 1;
+                        std::thread::yield_now();
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*m.lock(), threads as u64 * per_thread, "lost update");
+        assert!(!m.is_locked(), "left locked");
+    }
+}
