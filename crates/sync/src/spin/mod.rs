@@ -6,16 +6,24 @@
 
 pub mod backoff;
 pub mod tas;
+pub mod ticket;
+pub mod ticket_backoff;
 pub mod ttas;
 
 pub use backoff::RawBackoff;
 pub use tas::RawTas;
+pub use ticket::{RawTicket, Ticket};
+pub use ticket_backoff::RawTicketBackoff;
 pub use ttas::RawTtas;
 
 #[cfg(not(loom))]
 pub use backoff::BackoffMutex;
 #[cfg(not(loom))]
 pub use tas::TasMutex;
+#[cfg(not(loom))]
+pub use ticket::TicketMutex;
+#[cfg(not(loom))]
+pub use ticket_backoff::TicketBackoffMutex;
 #[cfg(not(loom))]
 pub use ttas::TtasMutex;
 
@@ -65,5 +73,38 @@ pub(crate) mod smoke {
         }
         assert_eq!(*m.lock(), threads as u64 * per_thread, "lost update");
         assert!(!m.is_locked(), "left locked");
+    }
+
+    /// FIFO check for fair locks, without timing: while this thread holds
+    /// the lock, three threads arrive one after another, each started only
+    /// once `arrivals` (an observable that changes when a waiter has taken
+    /// its place: the ticket counter, the queue tail) shows the previous one
+    /// queued. After the release they must enter in arrival order.
+    pub(crate) fn fifo_order<L, T>(
+        lock: &L,
+        arrivals: impl Fn(&L) -> usize + Sync,
+        acquire: impl Fn(&L) -> T + Sync,
+        release: impl Fn(&L, T) + Sync,
+    ) where
+        L: Sync,
+    {
+        let order = std::sync::Mutex::new(Vec::new());
+        let held = acquire(lock);
+        std::thread::scope(|s| {
+            for i in 0..3 {
+                let before = arrivals(lock);
+                let (order, acquire, release) = (&order, &acquire, &release);
+                s.spawn(move || {
+                    let t = acquire(lock);
+                    order.lock().unwrap().push(i);
+                    release(lock, t);
+                });
+                while arrivals(lock) == before {
+                    std::thread::yield_now();
+                }
+            }
+            release(lock, held);
+        });
+        assert_eq!(*order.lock().unwrap(), [0, 1, 2]);
     }
 }
