@@ -5,12 +5,14 @@
 //! `lock_api::RawMutex` layer with a ready `…Mutex<T>` alias.
 
 pub mod backoff;
+pub mod k42;
 pub mod tas;
 pub mod ticket;
 pub mod ticket_backoff;
 pub mod ttas;
 
 pub use backoff::RawBackoff;
+pub use k42::RawK42;
 pub use tas::RawTas;
 pub use ticket::{RawTicket, Ticket};
 pub use ticket_backoff::RawTicketBackoff;
@@ -18,6 +20,8 @@ pub use ttas::RawTtas;
 
 #[cfg(not(loom))]
 pub use backoff::BackoffMutex;
+#[cfg(not(loom))]
+pub use k42::K42Mutex;
 #[cfg(not(loom))]
 pub use tas::TasMutex;
 #[cfg(not(loom))]
