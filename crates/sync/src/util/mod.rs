@@ -1,5 +1,6 @@
 //! Building blocks shared by the algorithms: the std/loom atomics shim,
-//! compact thread indexes and the per-thread queue-node arrays.
+//! backoff delays, compact thread indexes and the per-thread queue-node
+//! arrays.
 
 /// Defines a `const fn` normally and a plain `fn` under loom, whose atomics
 /// cannot be built in a const. Lock constructors use it so the same
@@ -13,6 +14,7 @@ macro_rules! loom_const_fn {
     };
 }
 
+pub mod backoff;
 pub mod nodes;
 pub mod sync;
 pub mod thread_index;

@@ -5,6 +5,12 @@
 //! (`.ci/run` does). Without `--cfg loom` this target is empty.
 #![cfg(loom)]
 
+mod extra;
 mod harness;
 
+mod backoff;
+mod k42;
 mod tas;
+mod ticket;
+mod ticket_backoff;
+mod ttas;
