@@ -80,6 +80,11 @@ pub fn all() -> &'static [Entry] {
     ALL.get_or_init(|| {
         vec![
             own::<locklab::RawTas>(),
+            own::<locklab::RawTtas>(),
+            own::<locklab::RawBackoff>(),
+            own::<locklab::RawTicket>(),
+            own::<locklab::RawTicketBackoff>(),
+            own::<locklab::RawK42>(),
             entry::<StdPeer>(STD, true),
             entry::<Raw<parking_lot::RawMutex>>(PARKING_LOT, true),
             entry::<PthreadPeer>(PTHREAD, true),

@@ -36,10 +36,9 @@ impl LabLock for CheckThenSet {
         while self.0.load(Ordering::Acquire) {
             std::hint::spin_loop();
         }
-        // Widen the gap between check and set, as a preemption would.
-        for _ in 0..50 {
-            std::hint::spin_loop();
-        }
+        // Widen the gap between check and set the way a preemption would:
+        // another thread runs between our check and our set.
+        std::thread::yield_now();
         self.0.store(true, Ordering::Release);
         let r = f();
         self.0.store(false, Ordering::Release);
