@@ -5,14 +5,20 @@
 //! `lock_api::RawMutex` layer with a ready `…Mutex<T>` alias.
 
 pub mod backoff;
+pub mod clh;
 pub mod k42;
+pub mod mcs;
+pub mod qspin;
 pub mod tas;
 pub mod ticket;
 pub mod ticket_backoff;
 pub mod ttas;
 
 pub use backoff::RawBackoff;
+pub use clh::{ClhToken, RawClh};
 pub use k42::RawK42;
+pub use mcs::{McsToken, RawMcs};
+pub use qspin::RawQspin;
 pub use tas::RawTas;
 pub use ticket::{RawTicket, Ticket};
 pub use ticket_backoff::RawTicketBackoff;
@@ -21,7 +27,13 @@ pub use ttas::RawTtas;
 #[cfg(not(loom))]
 pub use backoff::BackoffMutex;
 #[cfg(not(loom))]
+pub use clh::ClhMutex;
+#[cfg(not(loom))]
 pub use k42::K42Mutex;
+#[cfg(not(loom))]
+pub use mcs::McsMutex;
+#[cfg(not(loom))]
+pub use qspin::QspinMutex;
 #[cfg(not(loom))]
 pub use tas::TasMutex;
 #[cfg(not(loom))]

@@ -1,6 +1,6 @@
 //! Building blocks shared by the algorithms: the std/loom atomics shim,
-//! backoff delays, compact thread indexes and the per-thread queue-node
-//! arrays.
+//! backoff delays, compact thread indexes, the per-thread queue-node arrays
+//! and the pool of migrating CLH nodes.
 
 /// Defines a `const fn` normally and a plain `fn` under loom, whose atomics
 /// cannot be built in a const. Lock constructors use it so the same
@@ -15,8 +15,11 @@ macro_rules! loom_const_fn {
 }
 
 pub mod backoff;
+pub mod clh_pool;
 pub mod nodes;
 pub mod sync;
+#[cfg(all(test, not(loom)))]
+pub(crate) mod testing;
 pub mod thread_index;
 
 pub use crossbeam_utils::CachePadded;

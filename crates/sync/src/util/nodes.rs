@@ -24,8 +24,18 @@ use super::CachePadded;
 /// outstanding at once before a lock must fall back to something else.
 pub const DEPTH: usize = 4;
 /// Threads per lazily allocated chunk.
+#[cfg(not(loom))]
 pub const CHUNK: usize = 64;
+#[cfg(not(loom))]
 const CHUNKS: usize = MAX_THREADS.div_ceil(CHUNK);
+/// Threads per chunk under loom: thread indexes restart in every execution
+/// and never exceed loom's thread limit, so one small chunk covers a model.
+/// Every loom atomic costs each execution time, and a full-size table has
+/// over a thousand of them.
+#[cfg(loom)]
+pub const CHUNK: usize = loom::MAX_THREADS;
+#[cfg(loom)]
+const CHUNKS: usize = 1;
 
 /// One thread's row: its nodes and which of them are in use.
 pub struct Row<N> {
@@ -67,20 +77,32 @@ impl<N: Default> NodeTable<N> {
         }
     }
 
-    /// An empty table.
+    /// A table with its one chunk already allocated: under loom a race to
+    /// allocate it is no part of any lock algorithm, and exploring it would
+    /// only multiply every model's interleavings.
     #[cfg(loom)]
     pub fn new() -> Self {
-        Self {
+        let table = Self {
             chunks: core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut())),
-        }
+        };
+        table.allocate(0);
+        table
     }
 
     #[cold]
     fn allocate(&self, c: usize) -> *mut Chunk<N> {
-        let fresh: Box<Chunk<N>> = Box::new(core::array::from_fn(|_| Row {
-            nodes: core::array::from_fn(|_| CachePadded::new(N::default())),
-            busy: AtomicU8::new(0),
-        }));
+        // Built row by row on the heap: a whole chunk is tens of kilobytes,
+        // too much for a stack (loom's threads have small ones).
+        let rows: Vec<Row<N>> = (0..CHUNK)
+            .map(|_| Row {
+                nodes: core::array::from_fn(|_| CachePadded::new(N::default())),
+                busy: AtomicU8::new(0),
+            })
+            .collect();
+        let fresh: Box<Chunk<N>> = match rows.into_boxed_slice().try_into() {
+            Ok(chunk) => chunk,
+            Err(_) => unreachable!("exactly CHUNK rows"),
+        };
         let fresh = Box::into_raw(fresh);
         // AcqRel on success publishes the initialised rows; Acquire on
         // failure sees the winner's.
@@ -102,7 +124,7 @@ impl<N: Default> NodeTable<N> {
     #[inline]
     fn row(&self, thread: u32) -> &Row<N> {
         let t = thread as usize;
-        debug_assert!(t < MAX_THREADS);
+        debug_assert!(t < MAX_THREADS && t / CHUNK < CHUNKS);
         let c = t / CHUNK;
         let mut p = self.chunks[c].load(Ordering::Acquire);
         if p.is_null() {
@@ -154,7 +176,6 @@ impl<N: Default> NodeTable<N> {
     }
 }
 
-#[cfg(not(loom))]
 impl<N: Default> Default for NodeTable<N> {
     fn default() -> Self {
         Self::new()
@@ -180,13 +201,21 @@ impl<N> Drop for NodeTable<N> {
 /// atomics cannot be built in a const and must be fresh in every execution.
 #[macro_export]
 macro_rules! node_table {
-    ($vis:vis static $name:ident : $node:ty) => {
+    // `loom::lazy_static!` matches `pub` as a literal token and rejects a
+    // captured `$vis:vis`, so the visibility travels as plain tokens.
+    (static $name:ident : $node:ty) => {
+        $crate::node_table!(@ () $name $node);
+    };
+    (pub $(($($restrict:tt)+))? static $name:ident : $node:ty) => {
+        $crate::node_table!(@ (pub $(($($restrict)+))?) $name $node);
+    };
+    (@ ($($vis:tt)*) $name:ident $node:ty) => {
         #[cfg(not(loom))]
-        $vis static $name: $crate::util::nodes::NodeTable<$node> =
+        $($vis)* static $name: $crate::util::nodes::NodeTable<$node> =
             $crate::util::nodes::NodeTable::new();
         #[cfg(loom)]
         loom::lazy_static! {
-            $vis static ref $name: $crate::util::nodes::NodeTable<$node> =
+            $($vis)* static ref $name: $crate::util::nodes::NodeTable<$node> =
                 $crate::util::nodes::NodeTable::new();
         }
     };

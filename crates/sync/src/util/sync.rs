@@ -14,6 +14,14 @@ pub use core::sync::atomic::{
 pub use loom::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
+/// A blocking mutex for bookkeeping off the hot path (node pools), so that
+/// loom sees the ordering it provides.
+#[cfg(loom)]
+pub use loom::sync::Mutex;
+/// A blocking mutex for bookkeeping off the hot path (node pools), so that
+/// loom sees the ordering it provides.
+#[cfg(not(loom))]
+pub use std::sync::Mutex;
 
 /// Tell the CPU (or loom) that this thread is busy-waiting.
 #[inline(always)]

@@ -9,7 +9,10 @@ mod extra;
 mod harness;
 
 mod backoff;
+mod clh;
 mod k42;
+mod mcs;
+mod qspin;
 mod tas;
 mod ticket;
 mod ticket_backoff;

@@ -1,0 +1,367 @@
+//! `mcs`: the Mellor-Crummey–Scott queue lock.
+//!
+//! Waiters form a FIFO queue of nodes. The lock word is just the tail
+//! pointer: a newcomer swaps its node into the tail, links itself behind the
+//! old tail and spins on a flag in its *own* node, so every waiter spins on
+//! its own cache line and each hand-over costs a constant number of cache
+//! misses. The holder hands the lock to its successor by clearing the
+//! successor's flag; with no successor it swings the tail back to null.
+//! Source: J. M. Mellor-Crummey and M. L. Scott, "Algorithms for Scalable
+//! Synchronization on Shared-Memory Multiprocessors", ACM TOCS 9(1), 1991;
+//! seed 001 (Bueso) on MCS in Linux.
+//!
+//! Nodes come from a per-thread [`NodeTable`](crate::util::nodes::NodeTable)
+//! row (four slots, as Linux's per-CPU qspinlock nodes), so one thread can
+//! hold up to four MCS locks at once and release them in any order; the
+//! guard carries the node's (thread, slot). A thread that holds more than
+//! four falls back to a node on the heap, owned by the guard and freed in
+//! `unlock`: an MCS node is untouched by others once its acquisition has been
+//! handed on, so freeing it then is safe.
+//!
+//! Orderings:
+//! - The tail swap is `AcqRel`. Release publishes our node's initialisation
+//!   (`next = null`, `locked = true`) to the successor, which reads our
+//!   pointer from the tail and then writes our `next`. Acquire, when the old
+//!   tail was null, pairs with the releasing CAS of the previous holder, and
+//!   otherwise makes the predecessor's initialisation visible before we
+//!   write its `next`.
+//! - Linking (`pred.next = me`) is `Release` and the holder's read of `next`
+//!   is `Acquire`: the holder must see our `locked = true` before it stores
+//!   `false`, or its store could be ordered before ours and we would wait
+//!   forever.
+//! - Hand-over (`next.locked = false`) is `Release` and the waiter's spin is
+//!   `Acquire`: that pair carries the critical section to the next holder.
+//! - Unlocking with no successor is a CAS of the tail to null with
+//!   `Release`, picked up by the next swap's Acquire. Its failure (someone
+//!   is linking in) carries no data: `Relaxed`.
+
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+
+use crate::info::{Described, Family, LockInfo};
+use crate::util::sync::{spin_loop, AtomicBool, AtomicPtr, Ordering};
+use crate::util::CachePadded;
+
+/// A waiter's queue node.
+#[derive(Debug, Default)]
+pub struct McsNode {
+    next: AtomicPtr<McsNode>,
+    locked: AtomicBool,
+}
+
+crate::node_table!(static NODES: McsNode);
+
+/// Where a guard's node lives, so `unlock` can give it back.
+#[derive(Debug)]
+enum Home {
+    /// A slot of the holding thread's node table row.
+    Table { thread: u32, slot: u8 },
+    /// The thread already held all its slots: a node of our own.
+    Heap(NonNull<CachePadded<McsNode>>),
+}
+
+/// One acquisition of a [`RawMcs`]: its queue node. Not `Send`: a table node
+/// must be given back by the thread that claimed it.
+#[derive(Debug)]
+pub struct McsToken {
+    node: NonNull<McsNode>,
+    home: Home,
+    _not_send: PhantomData<*mut ()>,
+}
+
+// SAFETY: a shared `&McsToken` exposes nothing but its fields' values; all
+// use of the node happens through `release`, which takes the token by value
+// on the owning thread.
+unsafe impl Sync for McsToken {}
+
+impl McsToken {
+    /// Claims a node: a free slot of this thread's row, else a heap node.
+    #[inline]
+    fn claim() -> Self {
+        let (node, home) = match NODES.claim() {
+            Some(c) => (
+                NonNull::from(c.node),
+                Home::Table {
+                    thread: c.thread,
+                    slot: c.slot,
+                },
+            ),
+            None => Self::heap(),
+        };
+        Self {
+            node,
+            home,
+            _not_send: PhantomData,
+        }
+    }
+
+    #[cold]
+    fn heap() -> (NonNull<McsNode>, Home) {
+        let boxed = NonNull::from(Box::leak(Box::new(CachePadded::new(McsNode::default()))));
+        // SAFETY: just allocated, and freed only in `free`.
+        let node = NonNull::from(&**unsafe { boxed.as_ref() });
+        (node, Home::Heap(boxed))
+    }
+
+    #[inline]
+    fn node(&self) -> &McsNode {
+        // SAFETY: table nodes live as long as the table (forever); a heap
+        // node lives until `free` consumes the token.
+        unsafe { self.node.as_ref() }
+    }
+
+    /// Gives the node back. Only once no other thread will touch it.
+    #[inline]
+    fn free(self) {
+        match self.home {
+            Home::Table { thread, slot } => NODES.release(thread, slot),
+            // SAFETY: the box came from `heap`, is owned by this token alone,
+            // and the caller guarantees nobody else reaches the node now.
+            Home::Heap(b) => drop(unsafe { Box::from_raw(b.as_ptr()) }),
+        }
+    }
+}
+
+/// Mellor-Crummey–Scott queue lock. See the module documentation.
+#[derive(Debug)]
+pub struct RawMcs {
+    tail: AtomicPtr<McsNode>,
+}
+
+impl RawMcs {
+    crate::loom_const_fn! {
+        /// An unlocked lock.
+        pub fn new() -> Self {
+            Self { tail: AtomicPtr::new(ptr::null_mut()) }
+        }
+    }
+
+    /// Queues up and spins until the lock is ours.
+    #[inline]
+    pub fn acquire(&self) -> McsToken {
+        let me = McsToken::claim();
+        let node = me.node();
+        node.next.store(ptr::null_mut(), Ordering::Relaxed);
+        node.locked.store(true, Ordering::Relaxed);
+        let pred = self.tail.swap(me.node.as_ptr(), Ordering::AcqRel);
+        if let Some(pred) = NonNull::new(pred) {
+            // SAFETY: the predecessor cannot give its node back before it
+            // has read this link and handed the lock on to us.
+            unsafe { pred.as_ref() }
+                .next
+                .store(me.node.as_ptr(), Ordering::Release);
+            while node.locked.load(Ordering::Acquire) {
+                spin_loop();
+            }
+        }
+        me
+    }
+
+    /// Takes the lock if nobody holds it or waits for it right now.
+    #[inline]
+    pub fn try_acquire(&self) -> Option<McsToken> {
+        // Look before claiming a node: a busy lock costs one load.
+        if !self.tail.load(Ordering::Relaxed).is_null() {
+            return None;
+        }
+        let me = McsToken::claim();
+        let node = me.node();
+        node.next.store(ptr::null_mut(), Ordering::Relaxed);
+        node.locked.store(true, Ordering::Relaxed);
+        match self.tail.compare_exchange(
+            ptr::null_mut(),
+            me.node.as_ptr(),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => Some(me),
+            Err(_) => {
+                // Never published: nobody else saw the node.
+                me.free();
+                None
+            }
+        }
+    }
+
+    /// Hands the lock to the next waiter, or frees it.
+    ///
+    /// # Safety
+    /// `token` must come from an acquisition of this lock, on this thread.
+    #[inline]
+    pub unsafe fn release(&self, token: McsToken) {
+        let node = token.node();
+        let mut next = node.next.load(Ordering::Acquire);
+        if next.is_null() {
+            if self
+                .tail
+                .compare_exchange(
+                    token.node.as_ptr(),
+                    ptr::null_mut(),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                token.free();
+                return;
+            }
+            // A successor has swapped itself in and is about to link.
+            loop {
+                next = node.next.load(Ordering::Acquire);
+                if !next.is_null() {
+                    break;
+                }
+                spin_loop();
+            }
+        }
+        // SAFETY: the successor spins until this store, so its node lives.
+        unsafe { &*next }.locked.store(false, Ordering::Release);
+        // Our node: the successor wrote `next` before we read it, and nobody
+        // else has it. It can be reused.
+        token.free();
+    }
+
+    /// Whether some thread holds or waits for the lock (a momentary snapshot).
+    #[inline]
+    pub fn is_held(&self) -> bool {
+        !self.tail.load(Ordering::Relaxed).is_null()
+    }
+}
+
+impl Default for RawMcs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Described for RawMcs {
+    const INFO: LockInfo = LockInfo {
+        name: "mcs",
+        family: Family::Queue,
+        fair: true,
+        blocking: false,
+        source: "Mellor-Crummey & Scott, Algorithms for Scalable Synchronization on Shared-Memory Multiprocessors, ACM TOCS 9(1), 1991; Bueso (seed 001)",
+        summary: "FIFO queue of nodes; each waiter spins on its own node until its predecessor hands over",
+    };
+}
+
+#[cfg(not(loom))]
+mod raw {
+    use super::{McsToken, RawMcs};
+
+    // SAFETY: `acquire` returns only when the previous holder has handed
+    // over (or the queue was empty), so at most one token is outstanding;
+    // Acquire/Release pairs on the tail and the hand-over flag order the
+    // critical sections. `McsToken` is `!Send`, so `unlock` runs on the
+    // thread that claimed the node, as the node table requires.
+    unsafe impl lock_api::RawMutex for RawMcs {
+        const INIT: Self = Self::new();
+        type Guard = McsToken;
+
+        #[inline]
+        fn lock(&self) -> McsToken {
+            self.acquire()
+        }
+
+        #[inline]
+        fn try_lock(&self) -> Option<McsToken> {
+            self.try_acquire()
+        }
+
+        #[inline]
+        unsafe fn unlock(&self, guard: McsToken) {
+            // SAFETY: the caller passes the guard of a held lock.
+            unsafe { self.release(guard) }
+        }
+
+        #[inline]
+        fn is_locked(&self) -> bool {
+            self.is_held()
+        }
+    }
+
+    // SAFETY: `unlock` already hands the lock straight to the next waiter in
+    // FIFO order.
+    unsafe impl lock_api::RawMutexFair for RawMcs {
+        #[inline]
+        unsafe fn unlock_fair(&self, guard: McsToken) {
+            // SAFETY: as for `unlock`.
+            unsafe { self.release(guard) }
+        }
+    }
+
+    /// A mutex protected by an MCS queue lock.
+    pub type McsMutex<T> = lock_api::Mutex<RawMcs, T>;
+}
+
+#[cfg(not(loom))]
+pub use raw::McsMutex;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::util::nodes::DEPTH;
+    use crate::util::testing::{churn_threads, hammer, nested_non_lifo};
+
+    #[test]
+    fn six_threads_count_exactly() {
+        hammer::<RawMcs>(6, 500);
+    }
+
+    #[test]
+    fn one_thread_holds_several_locks_released_out_of_order() {
+        nested_non_lifo::<RawMcs>(3);
+    }
+
+    #[test]
+    fn six_locks_at_once_overflow_to_heap_nodes() {
+        const N: usize = 6;
+        const { assert!(N > DEPTH) };
+        // Through lock_api, with waiters queued behind the heap nodes.
+        nested_non_lifo::<RawMcs>(N);
+        // The same through the inherent API, to see where the nodes live.
+        let locks: Vec<RawMcs> = (0..N).map(|_| RawMcs::new()).collect();
+        let mut tokens: Vec<Option<McsToken>> = locks.iter().map(|l| Some(l.acquire())).collect();
+        let on_heap = |t: &Option<McsToken>| matches!(t.as_ref().unwrap().home, Home::Heap(_));
+        assert_eq!(tokens.iter().filter(|t| on_heap(t)).count(), N - DEPTH);
+        assert!(tokens[..DEPTH].iter().all(|t| !on_heap(t)));
+        // Release a table node first and a heap node next; the freed slot
+        // is reused by the next acquisition.
+        for i in [1, DEPTH, 0, N - 1, 2, 3] {
+            // SAFETY: each token is released once, on this thread.
+            unsafe { locks[i].release(tokens[i].take().unwrap()) };
+            if i == 1 {
+                let t = locks[1].acquire();
+                assert!(matches!(t.home, Home::Table { .. }));
+                // SAFETY: just acquired.
+                unsafe { locks[1].release(t) };
+            }
+        }
+        assert!(locks.iter().all(|l| !l.is_held()));
+    }
+
+    #[test]
+    fn try_lock_fails_while_held_and_succeeds_after() {
+        let m = McsMutex::new(());
+        let g = m.lock();
+        assert!(m.is_locked());
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(m.try_lock().is_none()));
+        });
+        drop(g);
+        assert!(m.try_lock().is_some());
+        assert!(!m.is_locked());
+    }
+
+    #[test]
+    fn threads_exit_and_recycle_indexes_while_others_keep_locking() {
+        churn_threads::<RawMcs>();
+    }
+
+    #[test]
+    fn metadata() {
+        assert_eq!(RawMcs::INFO.name, "mcs");
+        assert_eq!(RawMcs::INFO.family, Family::Queue);
+        assert_eq!((RawMcs::INFO.fair, RawMcs::INFO.blocking), (true, false));
+    }
+}
