@@ -71,9 +71,6 @@ use crate::util::nodes::DEPTH;
 use crate::util::sync::{spin_loop, AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use crate::util::thread_index::MAX_THREADS;
 
-/// temp
-pub static EXP: [std::sync::atomic::AtomicUsize; 5] =
-    [const { std::sync::atomic::AtomicUsize::new(0) }; 5];
 const LOCKED: u32 = 1;
 const LOCKED_MASK: u32 = 0xff;
 const PENDING: u32 = 1 << 8;
@@ -177,7 +174,6 @@ impl RawQspin {
                 // (the fast path and trylock need a zero word, the queue
                 // head waits for pending to clear): pending → locked.
                 self.val.fetch_sub(PENDING - LOCKED, Ordering::Relaxed);
-                EXP[3].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return;
             }
             // Someone got there first. Undo our pending bit if we set it.
@@ -190,7 +186,6 @@ impl RawQspin {
 
     #[cold]
     fn queue(&self) {
-        EXP[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(claim) = NODES.claim() else {
             // Out of nodes: spin on trylock (unfair, but never reached
             // without nested waits).
@@ -222,9 +217,7 @@ impl RawQspin {
         }
 
         let mut next: *mut QNode = ptr::null_mut();
-        EXP[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if old & TAIL_MASK != 0 {
-            EXP[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let prev = decode_tail(old);
             prev.next
                 .store(ptr::from_ref(node).cast_mut(), Ordering::Release);
@@ -259,7 +252,6 @@ impl RawQspin {
         // Someone queued behind us (or set pending and is about to): take
         // the lock, leave the tail, and make the successor the head.
         self.val.fetch_or(LOCKED, Ordering::Relaxed);
-        EXP[4].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         while next.is_null() {
             spin_loop();
             next = node.next.load(Ordering::Acquire);
