@@ -82,25 +82,25 @@ pub struct SpinArgs {
     #[arg(long, default_value = "all")]
     pub locks: String,
     /// Thread counts, comma-separated (oversubscription allowed, up to 256).
-    #[arg(long, value_parser = parse_threads, default_value = "1,2,4,8")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_threads, default_value = "1,2,4,8")]
     pub threads: ThreadList,
     /// Busy work inside the critical section, ns.
-    #[arg(long, value_parser = parse_ns, default_value = "100")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "100")]
     pub cs_ns: u64,
     /// Shared cache lines written inside the critical section.
-    #[arg(long, value_parser = parse_lines, default_value = "1")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_lines, default_value = "1")]
     pub cs_lines: usize,
     /// Mean delay between acquisitions, ns.
-    #[arg(long, value_parser = parse_ns, default_value = "200")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "200")]
     pub delay_ns: u64,
     /// Distribution of the delay.
     #[arg(long, value_enum, default_value = "exp")]
     pub delay_dist: DelayDist,
     /// Measured seconds per repetition.
-    #[arg(long, value_parser = parse_secs, default_value = "1")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "1")]
     pub secs: f64,
     /// Repetitions per point.
-    #[arg(long, value_parser = parse_reps, default_value = "3")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
     pub reps: u32,
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
@@ -114,10 +114,10 @@ pub struct UncontendedArgs {
     #[arg(long, default_value = "all")]
     pub locks: String,
     /// Target seconds per repetition.
-    #[arg(long, value_parser = parse_secs, default_value = "0.2")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.2")]
     pub secs: f64,
     /// Repetitions per lock.
-    #[arg(long, value_parser = parse_reps, default_value = "3")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
     pub reps: u32,
 }
 
@@ -128,13 +128,13 @@ pub struct TortureArgs {
     #[arg(long, default_value = "all")]
     pub locks: String,
     /// Threads (default: 4 × cores).
-    #[arg(long, value_parser = parse_thread_count)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_thread_count)]
     pub threads: Option<u32>,
     /// Seconds per lock.
-    #[arg(long, value_parser = parse_secs, default_value = "1")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "1")]
     pub secs: f64,
     /// Seconds without any acquisition before a lock counts as hung.
-    #[arg(long, value_parser = parse_secs, default_value = "10")]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "10")]
     pub watchdog: f64,
 }
 
@@ -186,6 +186,11 @@ fn parse_threads(s: &str) -> Result<ThreadList, String> {
 }
 
 fn parse_ns(s: &str) -> Result<u64, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!(
+            "'{s}' is a negative duration: allowed 0 to {MAX_NS} ns (one second)"
+        ));
+    }
     match s.parse::<u64>() {
         Ok(n) if n <= MAX_NS => Ok(n),
         Ok(n) => Err(format!(

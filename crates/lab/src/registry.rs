@@ -25,7 +25,7 @@ pub struct Entry {
     /// One repetition of the contention benchmark at `threads` threads.
     pub spin: fn(&SpinConfig, u32) -> Rep,
     /// One repetition of the uncontended benchmark.
-    pub uncontended: fn(&uncontended::Config) -> Rep,
+    pub uncontended: crate::bench::UncontendedRep,
     /// A torture run.
     pub torture: fn(&TortureConfig) -> TortureReport,
 }

@@ -57,7 +57,26 @@ fn bad_numbers_are_rejected_with_the_value_named() {
     for (args, needle) in [
         (&["bench", "spin", "--threads", "0"][..], "0"),
         (&["bench", "spin", "--threads", "1,100000"][..], "100000"),
-        (&["bench", "spin", "--cs-ns", "-5"][..], "-5"),
+        (
+            &["bench", "spin", "--cs-ns", "-5"][..],
+            "'-5' is a negative duration: allowed",
+        ),
+        (
+            &["bench", "spin", "--delay-ns", "-1"][..],
+            "'-1' is a negative duration",
+        ),
+        (
+            &["bench", "spin", "--secs", "-1"][..],
+            "'-1' seconds is out of range: allowed",
+        ),
+        (
+            &["bench", "spin", "--threads", "-2"][..],
+            "'-2' is not a thread count: allowed",
+        ),
+        (
+            &["torture", "--watchdog", "-3"][..],
+            "'-3' seconds is out of range",
+        ),
         (&["bench", "spin", "--delay-ns", "soon"][..], "soon"),
         (&["bench", "spin", "--secs", "0"][..], "0"),
         (&["bench", "spin", "--reps", "0"][..], "0"),
@@ -185,6 +204,35 @@ fn bench_stores_a_run_that_show_plot_and_json_read_back() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.contains("<svg") && s.contains("parking_lot"));
+}
+
+#[test]
+fn uncontended_measures_both_references_beside_the_locks() {
+    let (_d, db) = tmp();
+    let o = locklab(
+        &db,
+        &[
+            "bench",
+            "uncontended",
+            "--locks",
+            "k42",
+            "--json",
+            "--secs",
+            "0.01",
+            "--reps",
+            "2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let points = v["points"].as_array().unwrap();
+    let names: Vec<&str> = points.iter().map(|p| p["lock"].as_str().unwrap()).collect();
+    assert_eq!(names, ["floor", "floor-2rmw", "k42"]);
+    assert_eq!(points[0]["ratio_to_floor"], 1.0);
+    for p in points {
+        assert_eq!(p["reps"], 2, "{p}");
+        assert!(p["ratio_to_floor"].as_f64().unwrap() > 0.0, "{p}");
+    }
 }
 
 #[test]

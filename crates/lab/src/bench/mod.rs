@@ -9,7 +9,7 @@ pub mod uncontended;
 pub mod workload;
 
 use crate::error::Result;
-use crate::peers::Floor;
+use crate::peers::{Floor, Floor2Rmw};
 use crate::registry::Entry;
 use crate::results::{Point, Rep};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -27,7 +27,17 @@ pub struct SpinPlan {
     pub cfg: SpinConfig,
 }
 
-/// The uncontended comparison: every lock, plus the floor.
+/// One repetition of the uncontended benchmark for one lock.
+pub type UncontendedRep = fn(&uncontended::Config) -> Rep;
+
+/// The references every uncontended comparison measures besides the locks:
+/// the physical floor (which ratios refer to) and the two-RMW floor.
+pub const UNCONTENDED_REFERENCES: [(&str, UncontendedRep); 2] = [
+    (crate::report::FLOOR, uncontended::run_rep::<Floor>),
+    ("floor-2rmw", uncontended::run_rep::<Floor2Rmw>),
+];
+
+/// The uncontended comparison: every lock, plus the references.
 pub struct UncontendedPlan {
     /// Locks, in display order.
     pub locks: Vec<&'static Entry>,
@@ -52,7 +62,7 @@ impl SpinPlan {
 impl UncontendedPlan {
     /// Repetitions to run, for progress.
     pub fn units(&self) -> u64 {
-        (self.locks.len() as u64 + 1) * self.reps as u64
+        (self.locks.len() + UNCONTENDED_REFERENCES.len()) as u64 * self.reps as u64
     }
 }
 
@@ -107,12 +117,14 @@ pub fn run_uncontended(
 ) -> Result<bool> {
     let _companion = uncontended::Companion::start();
     let params = serde_json::to_value(&plan.cfg).expect("config serialises");
-    let mut floor = Vec::new();
+    let mut references: Vec<Vec<Rep>> = vec![Vec::new(); UNCONTENDED_REFERENCES.len()];
     let mut per_lock: Vec<Vec<Rep>> = vec![Vec::new(); plan.locks.len()];
     for _ in 0..plan.reps {
-        progress.step("uncontended: floor".into());
-        floor.push(uncontended::run_rep::<Floor>(&plan.cfg));
-        progress.done_one();
+        for ((name, run), reps) in UNCONTENDED_REFERENCES.iter().zip(&mut references) {
+            progress.step(format!("uncontended: {name}"));
+            reps.push(run(&plan.cfg));
+            progress.done_one();
+        }
         for (i, e) in plan.locks.iter().enumerate() {
             if crate::interrupt::requested() {
                 return Ok(false);
@@ -129,7 +141,9 @@ pub fn run_uncontended(
         params: params.clone(),
         reps: stamp(reps),
     };
-    sink(point("floor", floor))?;
+    for ((name, _), reps) in UNCONTENDED_REFERENCES.iter().zip(references) {
+        sink(point(name, reps))?;
+    }
     for (e, reps) in plan.locks.iter().zip(per_lock) {
         sink(point(e.info.name, reps))?;
     }

@@ -39,8 +39,9 @@ use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
 use crate::info::{Described, Family, LockInfo};
+use crate::util::nodes::DEPTH;
 use crate::util::sync::{spin_loop, AtomicBool, AtomicPtr, Ordering};
-use crate::util::CachePadded;
+use crate::util::thread_index::MAX_THREADS;
 
 /// A waiter's queue node.
 #[derive(Debug, Default)]
@@ -51,21 +52,27 @@ pub struct McsNode {
 
 crate::node_table!(static NODES: McsNode);
 
-/// Where a guard's node lives, so `unlock` can give it back.
-#[derive(Debug)]
-enum Home {
-    /// A slot of the holding thread's node table row.
-    Table { thread: u32, slot: u8 },
-    /// The thread already held all its slots: a node of our own.
-    Heap(NonNull<CachePadded<McsNode>>),
-}
+/// `McsToken::place` of a node that is not in the table but on the heap
+/// (no thread index comes near it).
+const HEAP: u32 = u32::MAX;
+const _: () = assert!(DEPTH <= 1 << 8 && MAX_THREADS < 1 << 24);
+
+/// A heap node, for a thread that already holds all its table slots:
+/// padded like the table's, and `repr(C)` so the node sits at offset 0 and
+/// a pointer to it is a pointer to the allocation.
+#[repr(C, align(128))]
+struct HeapNode(McsNode);
 
 /// One acquisition of a [`RawMcs`]: its queue node. Not `Send`: a table node
 /// must be given back by the thread that claimed it.
+///
+/// A pointer and one `u32`, so that it travels in two registers between
+/// `lock` and `unlock`, not through memory.
 #[derive(Debug)]
 pub struct McsToken {
     node: NonNull<McsNode>,
-    home: Home,
+    /// Claiming thread's index `<< 8 | slot` in its row, or [`HEAP`].
+    place: u32,
     _not_send: PhantomData<*mut ()>,
 }
 
@@ -78,29 +85,28 @@ impl McsToken {
     /// Claims a node: a free slot of this thread's row, else a heap node.
     #[inline]
     fn claim() -> Self {
-        let (node, home) = match NODES.claim() {
-            Some(c) => (
-                NonNull::from(c.node),
-                Home::Table {
-                    thread: c.thread,
-                    slot: c.slot,
-                },
-            ),
+        match NODES.claim() {
+            Some(c) => Self {
+                node: NonNull::from(c.node),
+                place: c.thread << 8 | u32::from(c.slot),
+                _not_send: PhantomData,
+            },
             None => Self::heap(),
-        };
-        Self {
-            node,
-            home,
-            _not_send: PhantomData,
         }
     }
 
     #[cold]
-    fn heap() -> (NonNull<McsNode>, Home) {
-        let boxed = NonNull::from(Box::leak(Box::new(CachePadded::new(McsNode::default()))));
-        // SAFETY: just allocated, and freed only in `free`.
-        let node = NonNull::from(&**unsafe { boxed.as_ref() });
-        (node, Home::Heap(boxed))
+    #[inline(never)]
+    fn heap() -> Self {
+        let boxed = Box::into_raw(Box::new(HeapNode(McsNode::default())));
+        Self {
+            // SAFETY: `HeapNode` is `repr(C)` with the node as its only
+            // field, so the allocation's address is the node's; non-null
+            // because it came from a Box.
+            node: unsafe { NonNull::new_unchecked(boxed.cast::<McsNode>()) },
+            place: HEAP,
+            _not_send: PhantomData,
+        }
     }
 
     #[inline]
@@ -110,14 +116,22 @@ impl McsToken {
         unsafe { self.node.as_ref() }
     }
 
+    /// Whether the node is a heap node rather than a table slot.
+    #[inline]
+    fn on_heap(&self) -> bool {
+        self.place == HEAP
+    }
+
     /// Gives the node back. Only once no other thread will touch it.
     #[inline]
     fn free(self) {
-        match self.home {
-            Home::Table { thread, slot } => NODES.release(thread, slot),
-            // SAFETY: the box came from `heap`, is owned by this token alone,
-            // and the caller guarantees nobody else reaches the node now.
-            Home::Heap(b) => drop(unsafe { Box::from_raw(b.as_ptr()) }),
+        if self.on_heap() {
+            // SAFETY: the pointer came from `Box::into_raw` of a `HeapNode`
+            // in `heap` (same address, see there), is owned by this token
+            // alone, and the caller guarantees nobody else reaches the node.
+            drop(unsafe { Box::from_raw(self.node.as_ptr().cast::<HeapNode>()) });
+        } else {
+            NODES.release(self.place >> 8, self.place as u8);
         }
     }
 }
@@ -189,10 +203,9 @@ impl RawMcs {
     /// `token` must come from an acquisition of this lock, on this thread.
     #[inline]
     pub unsafe fn release(&self, token: McsToken) {
-        let node = token.node();
-        let mut next = node.next.load(Ordering::Acquire);
-        if next.is_null() {
-            if self
+        let next = token.node().next.load(Ordering::Acquire);
+        if next.is_null()
+            && self
                 .tail
                 .compare_exchange(
                     token.node.as_ptr(),
@@ -201,18 +214,24 @@ impl RawMcs {
                     Ordering::Relaxed,
                 )
                 .is_ok()
-            {
-                token.free();
-                return;
-            }
+        {
+            token.free();
+            return;
+        }
+        Self::hand_over(token, next);
+    }
+
+    /// The release with a successor (linked as `next`, or about to link
+    /// if `next` is null), kept out of line so the uncontended release
+    /// stays small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn hand_over(token: McsToken, mut next: *mut McsNode) {
+        let node = token.node();
+        while next.is_null() {
             // A successor has swapped itself in and is about to link.
-            loop {
-                next = node.next.load(Ordering::Acquire);
-                if !next.is_null() {
-                    break;
-                }
-                spin_loop();
-            }
+            spin_loop();
+            next = node.next.load(Ordering::Acquire);
         }
         // SAFETY: the successor spins until this store, so its node lives.
         unsafe { &*next }.locked.store(false, Ordering::Release);
@@ -300,7 +319,6 @@ pub use raw::McsMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::nodes::DEPTH;
     use crate::util::testing::{churn_threads, hammer, nested_non_lifo};
 
     #[test]
@@ -317,12 +335,13 @@ mod tests {
     fn six_locks_at_once_overflow_to_heap_nodes() {
         const N: usize = 6;
         const { assert!(N > DEPTH) };
+        assert_eq!(core::mem::size_of::<McsToken>(), 16);
         // Through lock_api, with waiters queued behind the heap nodes.
         nested_non_lifo::<RawMcs>(N);
         // The same through the inherent API, to see where the nodes live.
         let locks: Vec<RawMcs> = (0..N).map(|_| RawMcs::new()).collect();
         let mut tokens: Vec<Option<McsToken>> = locks.iter().map(|l| Some(l.acquire())).collect();
-        let on_heap = |t: &Option<McsToken>| matches!(t.as_ref().unwrap().home, Home::Heap(_));
+        let on_heap = |t: &Option<McsToken>| t.as_ref().unwrap().on_heap();
         assert_eq!(tokens.iter().filter(|t| on_heap(t)).count(), N - DEPTH);
         assert!(tokens[..DEPTH].iter().all(|t| !on_heap(t)));
         // Release a table node first and a heap node next; the freed slot
@@ -332,7 +351,7 @@ mod tests {
             unsafe { locks[i].release(tokens[i].take().unwrap()) };
             if i == 1 {
                 let t = locks[1].acquire();
-                assert!(matches!(t.home, Home::Table { .. }));
+                assert!(!t.on_heap());
                 // SAFETY: just acquired.
                 unsafe { locks[1].release(t) };
             }
