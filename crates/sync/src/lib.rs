@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+pub mod block;
 pub mod info;
 pub mod spin;
 pub mod util;
