@@ -23,5 +23,8 @@ pub mod info;
 pub mod spin;
 pub mod util;
 
+pub use block::mutex::{AdaptiveSpin, FixedSpin, RawHybridMutex, SpinPolicy};
+#[cfg(not(loom))]
+pub use block::mutex::{FixedSpinMutex, HybridMutex};
 pub use info::{Described, Family, LockInfo};
 pub use spin::*;

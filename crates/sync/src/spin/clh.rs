@@ -27,6 +27,8 @@
 //!   abandoned, for its successor to step over; this is the timeout
 //!   mechanism of M. L. Scott and W. N. Scherer III, "Scalable queue-based
 //!   spin locks with timeout", PPoPP 2001, with a timeout of zero.
+//!   `acquire_while` is the same with a caller-chosen patience; the hybrid
+//!   mutex's queue of optimistic spinners uses it to let spinners leave.
 //! - Whoever reads a predecessor's final state (released or abandoned) owns
 //!   that node and gives it to its pool cache at once, so the guard carries
 //!   only the holder's own node and `release` is the single store.
@@ -134,12 +136,29 @@ impl RawClh {
                 return None;
             }
         }
+        self.acquire_while(|| false)
+    }
+
+    /// Queues up and waits for the lock while `keep_waiting()` says so:
+    /// the lock, or `None` once it says stop while a predecessor still holds
+    /// or waits. Giving up leaves the node in the queue marked abandoned for
+    /// the successor to step over (Scott & Scherer's timeout), so leaving
+    /// costs one store and never waits for anyone.
+    ///
+    /// `keep_waiting` is called once per spin; a spinner queue that must
+    /// let its members leave (the hybrid mutex's) builds on this.
+    #[inline]
+    pub fn acquire_while(&self, mut keep_waiting: impl FnMut() -> bool) -> Option<ClhToken> {
         let me = fresh_node();
         let mut pred = self.tail.swap(me.as_ptr(), Ordering::AcqRel);
         while let Some(p) = NonNull::new(pred) {
             // SAFETY: as in `acquire`.
             let state = unsafe { clh_pool::peek(p, Ordering::Acquire) };
             if state == LOCKED {
+                if keep_waiting() {
+                    spin_loop();
+                    continue;
+                }
                 // Held: hand our place to whoever comes next.
                 // SAFETY: `me` is ours until this store gives it away.
                 unsafe { me.as_ref() }

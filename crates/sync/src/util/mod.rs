@@ -17,6 +17,7 @@ macro_rules! loom_const_fn {
 pub mod backoff;
 pub mod clh_pool;
 pub mod nodes;
+pub mod pause;
 pub mod sync;
 #[cfg(all(test, not(loom)))]
 pub(crate) mod testing;

@@ -12,6 +12,7 @@ mod backoff;
 mod clh;
 mod k42;
 mod mcs;
+mod mutex;
 mod qspin;
 mod tas;
 mod ticket;

@@ -1,0 +1,842 @@
+//! `mutex`: a hybrid sleeping mutex with optimistic spinning, after the
+//! three paths of Linux's `struct mutex`.
+//!
+//! Seed 001 (Bueso, "Scalability Techniques for Practical Synchronization
+//! Primitives", ACM Queue 2014) and Linux's `kernel/locking/mutex.c` and
+//! `osq_lock.c` (Molnar, Bueso, Long, Zijlstra; `Documentation/locking/
+//! mutex-design.rst`) split acquisition into three paths:
+//!
+//! - **Fast path**: one compare-and-swap of a free word to "locked by me".
+//! - **Mid path, optimistic spinning**: while the owner is making progress
+//!   and will probably release soon, spin instead of paying for a sleep and
+//!   a wake-up. Only one spinner at a time spins on the lock word; the
+//!   others wait in a queue of spinners, each on its own cache line (the
+//!   kernel's OSQ), and may leave it.
+//! - **Slow path**: sleep on a futex until an unlock wakes us.
+//!
+//! # When spinning pays, without seeing the owner's CPU
+//!
+//! The kernel spins while the owner task is on a CPU (`owner->on_cpu`).
+//! User space cannot see that. Spinning pays when the wait it saves is
+//! shorter than a sleep and a wake-up ([`SLEEP_WAKE_NS`]); Karlin, Li,
+//! Manasse and Owicki (SOSP 1991, in seed 004's references) show that
+//! spinning for exactly that long before blocking is never worse than twice
+//! the optimum, and that knowing the distribution of waits does better.
+//! This mutex learns that distribution per lock:
+//!
+//! - Each lock keeps a running mean of the *residual hold time* its
+//!   spinners observe: how long a spinner waited, from the moment it
+//!   started watching the current owner to the release (or to giving up,
+//!   which counts as a wait at least that long). Spinners update it when
+//!   they finish; nobody pays for it on the fast path.
+//! - **Progress** is a change of owner. The owner's thread index is in the
+//!   lock word (as the kernel keeps the owner's task pointer), so a spinner
+//!   that sees the owner change knows the lock is moving and starts its
+//!   patience afresh.
+//! - **Patience** for one owner is a few times the mean residual hold
+//!   (plus a small floor), capped by the sleep/wake cost. An owner that keeps
+//!   the lock far longer than its predecessors did has most likely been
+//!   preempted (or is in an unusually long critical section): either way
+//!   spinning on it burns a CPU that the owner may need, so the spinner
+//!   gives up early and sleeps. That is the user-space stand-in for
+//!   "the owner is not on a CPU".
+//! - When the mean residual alone exceeds half the sleep/wake cost, the
+//!   lock's critical sections are too long for spinning to pay: contenders
+//!   sleep at once. Each acquisition made after sleeping decays the mean a
+//!   little, so an occasional spinner probes whether things have changed.
+//!
+//! [`FixedSpin`] is the same mutex with a fixed spin budget (the sleep/wake
+//! cost, Karlin's 2-competitive rule) and no progress detection; the lab
+//! registers both (`mutex`, `mutex-fixed`) so that the benefit is measured,
+//! not claimed.
+//!
+//! Spin budgets are time converted to `pause` counts once
+//! ([`crate::util::pause`] measures what a hint costs on this CPU), so the
+//! spin loops read no clock.
+//!
+//! # The lock word
+//!
+//! ```text
+//!  31                       8   7..3    2         1        0
+//! | owner thread index + 1   | unused | HANDOFF | WAITERS | LOCKED |
+//! ```
+//!
+//! - `LOCKED` with a non-zero owner: held. `LOCKED` with owner 0: handed
+//!   over by an unlock, to be picked up by a thread that has slept.
+//! - `WAITERS`: some thread sleeps (or is about to) on the futex, so unlock
+//!   must wake one. A plain unlock clears it and wakes one sleeper; a thread
+//!   that has slept takes the lock with `WAITERS` set again, since others
+//!   may still sleep (the three-state futex mutex's rule, Drepper, "Futexes
+//!   Are Tricky"). So unlock makes a system call only when somebody sleeps.
+//! - `HANDOFF`: a thread has been in the slow path longer than
+//!   [`HANDOFF_AFTER`] (1 ms, as the kernel's `MUTEX_FLAG_HANDOFF` policy). The next unlock does not
+//!   free the lock but hands it over (owner 0, `LOCKED` kept) and wakes a
+//!   sleeper; spinners and newcomers cannot steal it meanwhile. Otherwise
+//!   newcomers and spinners may steal the lock from a woken sleeper, which
+//!   is what makes the mutex fast under contention. `unlock_fair` always
+//!   hands over when somebody sleeps. The futex wakes sleepers in arrival
+//!   order, so the thread that picks a handed-over lock up is one of the
+//!   longest sleepers, though not necessarily the one that asked.
+//!
+//! A hand-over must reach somebody, or the lock stays locked for ever, and
+//! `WAITERS` may be stale (it is set conservatively). So the mutex also
+//! counts the threads in its slow path (`sleepers`, beside the word) and
+//! hands over only while that count is positive; any counted thread picks
+//! a handed-over lock up. A counted thread leaves the count only once it
+//! holds the lock, or, after a timeout, just before a `Release` CAS that
+//! either leaves (and then a racing hand-over CAS fails, and its retry,
+//! `Acquire` on failure, sees the count lowered) or fails because the
+//! hand-over came first (and then the leaver picks the lock up). The loom
+//! model found the deadlock that a hand-over on `WAITERS` alone causes.
+//!
+//! # Orderings
+//!
+//! - Every acquisition (fast-path CAS, a spinner's CAS, a sleeper's CAS of
+//!   a free word, the pick-up of a handed-over word) is `Acquire`, and every
+//!   release (the plain unlock's CAS to 0, the hand-over's CAS) is
+//!   `Release`; all writes to the word are read-modify-writes, so each
+//!   acquisition reads the value written by the release before it.
+//! - Setting `WAITERS`/`HANDOFF` is `Relaxed`: it publishes no data. No
+//!   wake-up is lost because it is a read-modify-write of the same word as
+//!   the unlock: either it comes first (the unlock sees `WAITERS` and
+//!   wakes), or the unlock comes first and the flag-setting CAS fails on
+//!   the changed word; and the futex compares the word with the value that
+//!   has `WAITERS` set, atomically with going to sleep.
+//! - The spinner queue is a CLH lock with timeout ([`RawClh::acquire_while`]);
+//!   it orders nothing about the mutex's data, only who spins.
+//! - The statistics are plain `Relaxed` counters outside the model-checked
+//!   shim: they steer performance, never correctness, and racing updates
+//!   merely lose a sample.
+
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU32 as StatU32, Ordering as StatOrdering};
+use std::time::Instant;
+
+use crate::block::futex::{self, Wake};
+use crate::info::{Described, Family, LockInfo};
+use crate::spin::clh::RawClh;
+use crate::util::pause;
+use crate::util::sync::{spin_loop, AtomicU32, Ordering};
+use crate::util::thread_index;
+
+const LOCKED: u32 = 1;
+const WAITERS: u32 = 1 << 1;
+const HANDOFF: u32 = 1 << 2;
+const OWNER_SHIFT: u32 = 8;
+
+const _: () = assert!(thread_index::MAX_THREADS < 1 << (32 - OWNER_SHIFT));
+
+/// What sleeping on a futex and being woken cost together, ns: the
+/// futex system calls and two context switches, about 5–20 µs on current
+/// Linux machines (the lab's `bench` measures the hand-over costs this
+/// trades against). Spinning longer than this never pays.
+pub const SLEEP_WAKE_NS: u64 = 10_000;
+
+/// How long a sleeper waits before it asks for the lock to be handed to it.
+pub const HANDOFF_AFTER: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Least patience of a spinner for one owner, ns: a few cache-line
+/// transfers, so that a short critical section with little history is not
+/// abandoned at once.
+const MIN_PATIENCE_NS: u64 = 500;
+
+/// How a spinner decides how long to wait for one owner.
+pub trait SpinPolicy: Send + Sync + 'static {
+    /// The mutex's metadata under this policy.
+    const INFO: LockInfo;
+    /// Whether a change of owner restarts the spinner's patience.
+    const RESTART_ON_PROGRESS: bool;
+    /// Whether to keep the residual-hold statistics at all.
+    const LEARNS: bool;
+    /// Patience for one owner, ns, given the lock's mean residual hold
+    /// (0 when nothing was observed yet). 0 means: do not spin.
+    fn patience_ns(mean_residual_ns: u32) -> u64;
+}
+
+/// Learns each lock's residual hold times and gives up on an owner that
+/// holds far longer than usual. See the module documentation.
+#[derive(Debug)]
+pub enum AdaptiveSpin {}
+
+impl SpinPolicy for AdaptiveSpin {
+    const INFO: LockInfo = LockInfo {
+        name: "mutex",
+        family: Family::Blocking,
+        fair: false,
+        blocking: true,
+        source: "Linux kernel/locking/mutex.c and osq_lock.c (fast path, optimistic spinning with an MCS-style spinner queue, handoff); Bueso (seed 001); competitive spinning: Karlin, Li, Manasse & Owicki, SOSP 1991",
+        summary: "CAS fast path; one spinner on the word, the rest queued, patience learnt from each lock's hold times; futex sleep; handoff after 1 ms",
+    };
+    const RESTART_ON_PROGRESS: bool = true;
+    const LEARNS: bool = true;
+
+    fn patience_ns(mean: u32) -> u64 {
+        let mean = u64::from(mean);
+        if mean == 0 {
+            return SLEEP_WAKE_NS;
+        }
+        if 2 * mean > SLEEP_WAKE_NS {
+            return 0;
+        }
+        (4 * mean + MIN_PATIENCE_NS).min(SLEEP_WAKE_NS)
+    }
+}
+
+/// A fixed spin budget (the sleep/wake cost), whoever holds the lock.
+#[derive(Debug)]
+pub enum FixedSpin {}
+
+impl SpinPolicy for FixedSpin {
+    const INFO: LockInfo = LockInfo {
+        name: "mutex-fixed",
+        family: Family::Blocking,
+        fair: false,
+        blocking: true,
+        source: "locklab's hybrid mutex with a fixed spin budget, for comparison; Karlin, Li, Manasse & Owicki, SOSP 1991",
+        summary: "the hybrid mutex spinning a fixed 10 µs per acquisition before sleeping, with no progress detection",
+    };
+    const RESTART_ON_PROGRESS: bool = false;
+    const LEARNS: bool = false;
+
+    fn patience_ns(_: u32) -> u64 {
+        SLEEP_WAKE_NS
+    }
+}
+
+/// The hybrid mutex. See the module documentation.
+pub struct RawHybridMutex<P: SpinPolicy = AdaptiveSpin> {
+    state: AtomicU32,
+    /// Threads in the slow path (see "Handoff" in the module docs).
+    sleepers: AtomicU32,
+    /// Mean residual hold time seen by spinners, ns (see the module docs).
+    mean_residual_ns: StatU32,
+    /// The queue of optimistic spinners; its holder spins on `state`.
+    spinners: RawClh,
+    _policy: PhantomData<P>,
+}
+
+impl<P: SpinPolicy> core::fmt::Debug for RawHybridMutex<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RawHybridMutex")
+            .field("policy", &P::INFO.name)
+            .field("locked", &self.is_held())
+            .finish_non_exhaustive()
+    }
+}
+
+#[inline]
+fn owner_bits() -> u32 {
+    (thread_index::current() + 1) << OWNER_SHIFT
+}
+
+#[inline]
+fn owner(s: u32) -> u32 {
+    s >> OWNER_SHIFT
+}
+
+/// When a thread in the slow path starts to starve: [`HANDOFF_AFTER`]
+/// after it entered it.
+struct Starvation {
+    #[cfg(not(loom))]
+    since: Instant,
+    #[cfg(loom)]
+    sleeps: u32,
+}
+
+impl Starvation {
+    fn new() -> Self {
+        Self {
+            #[cfg(not(loom))]
+            since: Instant::now(),
+            #[cfg(loom)]
+            sleeps: 0,
+        }
+    }
+
+    /// About to sleep.
+    fn sleeping(&mut self) {
+        #[cfg(loom)]
+        {
+            self.sleeps += 1;
+        }
+    }
+
+    /// Whether it is time to ask for a handoff. Under loom (no clock),
+    /// after the first sleep, so the model explores the handoff path.
+    fn starving(&self) -> bool {
+        #[cfg(not(loom))]
+        return self.since.elapsed() >= HANDOFF_AFTER;
+        #[cfg(loom)]
+        return self.sleeps >= 1;
+    }
+}
+
+impl<P: SpinPolicy> RawHybridMutex<P> {
+    crate::loom_const_fn! {
+        /// An unlocked mutex.
+        pub fn new() -> Self {
+            Self {
+                state: AtomicU32::new(0),
+                sleepers: AtomicU32::new(0),
+                mean_residual_ns: StatU32::new(0),
+                spinners: RawClh::new(),
+                _policy: PhantomData,
+            }
+        }
+    }
+
+    /// Takes the mutex, spinning or sleeping as long as needed.
+    #[inline]
+    pub fn acquire(&self) {
+        let me = owner_bits();
+        if self
+            .state
+            .compare_exchange(0, me | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            self.acquire_contended(me, None);
+        }
+    }
+
+    /// Takes the mutex if it is free right now (never spins or sleeps).
+    #[inline]
+    pub fn try_acquire(&self) -> bool {
+        let s = self.state.load(Ordering::Relaxed);
+        s & LOCKED == 0
+            && self
+                .state
+                .compare_exchange(
+                    s,
+                    s | LOCKED | owner_bits(),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+    }
+
+    /// Takes the mutex unless `deadline` passes first; whether it did.
+    pub fn acquire_until(&self, deadline: Instant) -> bool {
+        let me = owner_bits();
+        self.state
+            .compare_exchange(0, me | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            || self.acquire_contended(me, Some(deadline))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn acquire_contended(&self, me: u32, deadline: Option<Instant>) -> bool {
+        self.spin(me) || self.sleep(me, deadline)
+    }
+
+    /// The mid path: join the spinner queue; at its head, spin on the word
+    /// while the owner makes progress. Whether we got the mutex.
+    fn spin(&self, me: u32) -> bool {
+        let patience = P::patience_ns(self.mean_residual_ns.load(StatOrdering::Relaxed));
+        if patience == 0 {
+            return false;
+        }
+        let limit = pause::pauses_for(patience);
+        // Waiting behind other spinners: give up if the queue does not
+        // move within two patiences (its head spends at most one per owner).
+        let mut queued = 0;
+        let Some(token) = self.spinners.acquire_while(|| {
+            queued += 1;
+            queued < 2 * limit
+        }) else {
+            return false;
+        };
+
+        let mut s = self.state.load(Ordering::Relaxed);
+        let mut watched = owner(s);
+        let mut waited: u64 = 0;
+        let got = loop {
+            if s & LOCKED == 0 {
+                match self.state.compare_exchange_weak(
+                    s,
+                    s | LOCKED | me,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break true,
+                    Err(now) => {
+                        s = now;
+                        continue;
+                    }
+                }
+            }
+            if s & HANDOFF != 0 {
+                // A sleeper is starving: leave the lock to it.
+                break false;
+            }
+            if P::RESTART_ON_PROGRESS && owner(s) != watched {
+                watched = owner(s);
+                waited = 0;
+            }
+            if waited >= limit {
+                break false;
+            }
+            spin_loop();
+            waited += 1;
+            s = self.state.load(Ordering::Relaxed);
+        };
+        // SAFETY: the token is this acquisition of the spinner queue.
+        unsafe { self.spinners.release(token) };
+        if P::LEARNS {
+            self.learn((waited as f64 * pause::ns_per_pause()) as u64);
+        }
+        got
+    }
+
+    /// Folds one residual-hold sample into the lock's mean (weight 1/8).
+    fn learn(&self, sample_ns: u64) {
+        let sample = sample_ns.min(u64::from(u32::MAX)) as i64;
+        let mean = i64::from(self.mean_residual_ns.load(StatOrdering::Relaxed));
+        let next = (mean + (sample - mean) / 8).max(1);
+        self.mean_residual_ns
+            .store(next as u32, StatOrdering::Relaxed);
+    }
+
+    /// The slow path: sleep on the futex until the mutex is ours, or until
+    /// `deadline`. Whether we got it.
+    #[cold]
+    fn sleep(&self, me: u32, deadline: Option<Instant>) -> bool {
+        let mut starvation = Starvation::new();
+        let mut slept = false;
+        // Counted until we hold the mutex (a releaser that sees us may hand
+        // it over, and we will pick it up) or leave in `give_up`.
+        self.sleepers.fetch_add(1, Ordering::Relaxed);
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            if s & LOCKED == 0 {
+                // Free. Having slept, take it marked contended: others may
+                // still sleep, and our unlock must then wake one.
+                let new = s | LOCKED | me | if slept { WAITERS } else { 0 };
+                match self
+                    .state
+                    .compare_exchange(s, new, Ordering::Acquire, Ordering::Relaxed)
+                {
+                    Ok(_) => {
+                        self.got_it_in_slow_path(slept);
+                        return true;
+                    }
+                    Err(now) => {
+                        s = now;
+                        continue;
+                    }
+                }
+            }
+            if owner(s) == 0 {
+                // Handed over to the slow path: pick it up.
+                match self.state.compare_exchange(
+                    s,
+                    (s & !HANDOFF) | me,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        self.got_it_in_slow_path(slept);
+                        return true;
+                    }
+                    Err(now) => {
+                        s = now;
+                        continue;
+                    }
+                }
+            }
+            let mut want = s | WAITERS;
+            if starvation.starving() {
+                want |= HANDOFF;
+            }
+            if want != s {
+                if let Err(now) =
+                    self.state
+                        .compare_exchange(s, want, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    s = now;
+                    continue;
+                }
+                s = want;
+            }
+            starvation.sleeping();
+            if futex::wait(&self.state, s, deadline) == Wake::TimedOut {
+                return self.give_up(me);
+            }
+            slept = true;
+            s = self.state.load(Ordering::Relaxed);
+        }
+    }
+
+    /// A slow-path acquisition: no longer a sleeper; and let the statistics
+    /// forget a little, so that a lock which stopped spinning probes again
+    /// now and then.
+    fn got_it_in_slow_path(&self, slept: bool) {
+        // Relaxed: we hold the mutex, so the next releaser (which acquired
+        // after our Release) sees this.
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        if P::LEARNS && slept {
+            let mean = self.mean_residual_ns.load(StatOrdering::Relaxed);
+            self.mean_residual_ns
+                .store(mean - mean / 16, StatOrdering::Relaxed);
+        }
+    }
+
+    /// The deadline passed while we slept or were about to. Take the mutex
+    /// if it came free (or was handed to us) meanwhile; otherwise leave
+    /// without losing a wake-up that may have been meant for us.
+    #[cold]
+    fn give_up(&self, me: u32) -> bool {
+        // Uncounted before the CAS below, which is Release: a releaser whose
+        // hand-over CAS loses against it reads the new count (see
+        // `release_slow`); one whose CAS wins makes ours fail, and then we
+        // pick the handed-over mutex up.
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            let (new, got) = if s & LOCKED == 0 {
+                (s | LOCKED | me | WAITERS, true)
+            } else if owner(s) == 0 {
+                ((s & !HANDOFF) | me, true)
+            } else {
+                // Leave. Our HANDOFF request goes (a starving peer asks
+                // again); WAITERS stays set, so the holder's unlock wakes
+                // any other sleeper in case a wake-up was spent on us.
+                ((s & !HANDOFF) | WAITERS, false)
+            };
+            let order = if got {
+                Ordering::Acquire
+            } else {
+                Ordering::Release
+            };
+            match self
+                .state
+                .compare_exchange(s, new, order, Ordering::Relaxed)
+            {
+                Ok(_) => return got,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Releases the mutex, waking a sleeper if there is one.
+    ///
+    /// # Safety
+    /// The caller must hold the mutex.
+    #[inline]
+    pub unsafe fn release(&self) {
+        let s = self.state.load(Ordering::Relaxed);
+        if s & (WAITERS | HANDOFF) != 0
+            || self
+                .state
+                .compare_exchange(s, 0, Ordering::Release, Ordering::Relaxed)
+                .is_err()
+        {
+            self.release_slow(false);
+        }
+    }
+
+    /// Releases the mutex; if anybody sleeps, hands it straight over to a
+    /// sleeper instead of letting a newcomer take it.
+    ///
+    /// # Safety
+    /// The caller must hold the mutex.
+    pub unsafe fn release_fair(&self) {
+        self.release_slow(true);
+    }
+
+    #[cold]
+    fn release_slow(&self, fair: bool) {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            // Hand over only to a thread that is certain to pick it up: one
+            // counted in the slow path. (WAITERS alone may be stale, and a
+            // lock handed to nobody would stay locked for ever.)
+            let hand_over = (fair || s & HANDOFF != 0)
+                && s & WAITERS != 0
+                && self.sleepers.load(Ordering::Relaxed) > 0;
+            let new = if hand_over { LOCKED | WAITERS } else { 0 };
+            // Acquire on failure: after losing against a timed waiter's
+            // leaving CAS, the next `sleepers` load sees it uncounted.
+            match self
+                .state
+                .compare_exchange(s, new, Ordering::Release, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        if s & WAITERS != 0 {
+            futex::wake_one(&self.state);
+        }
+    }
+
+    /// Whether some thread holds the mutex (a momentary snapshot).
+    #[inline]
+    pub fn is_held(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & LOCKED != 0
+    }
+
+    /// The lock's learnt mean residual hold time, ns (0: nothing learnt).
+    pub fn mean_residual_ns(&self) -> u32 {
+        self.mean_residual_ns.load(StatOrdering::Relaxed)
+    }
+}
+
+impl<P: SpinPolicy> Default for RawHybridMutex<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: SpinPolicy> Described for RawHybridMutex<P> {
+    const INFO: LockInfo = P::INFO;
+}
+
+#[cfg(not(loom))]
+mod raw {
+    use super::{AdaptiveSpin, FixedSpin, RawHybridMutex, SpinPolicy};
+    use lock_api::GuardSend;
+    use std::time::{Duration, Instant};
+
+    // SAFETY: every acquisition is a CAS that sets LOCKED on a word where
+    // it was clear (or, for a handed-over word, replaces owner 0 by ours,
+    // which only one thread can do), and LOCKED is cleared (or the word
+    // handed over) only by `release`; Acquire/Release on those CASes order
+    // the critical sections. The guard carries nothing: release reads only
+    // the word, so it may run on another thread.
+    unsafe impl<P: SpinPolicy> lock_api::RawMutex for RawHybridMutex<P> {
+        const INIT: Self = Self::new();
+        type Guard = GuardSend;
+
+        #[inline]
+        fn lock(&self) -> GuardSend {
+            self.acquire();
+            GuardSend::new()
+        }
+
+        #[inline]
+        fn try_lock(&self) -> Option<GuardSend> {
+            self.try_acquire().then(GuardSend::new)
+        }
+
+        #[inline]
+        unsafe fn unlock(&self, _guard: GuardSend) {
+            // SAFETY: the caller passes the guard of a held lock.
+            unsafe { self.release() }
+        }
+
+        #[inline]
+        fn is_locked(&self) -> bool {
+            self.is_held()
+        }
+    }
+
+    // SAFETY: as above; `unlock_fair` hands the mutex to a sleeper if
+    // there is one.
+    unsafe impl<P: SpinPolicy> lock_api::RawMutexFair for RawHybridMutex<P> {
+        unsafe fn unlock_fair(&self, _guard: GuardSend) {
+            // SAFETY: the caller passes the guard of a held lock.
+            unsafe { self.release_fair() }
+        }
+    }
+
+    // SAFETY: as for `RawMutex`; a timed acquisition that fails leaves the
+    // word as it found it apart from the WAITERS flag.
+    unsafe impl<P: SpinPolicy> lock_api::RawMutexTimed for RawHybridMutex<P> {
+        type Duration = Duration;
+        type Instant = Instant;
+
+        fn try_lock_for(&self, timeout: Duration) -> Option<GuardSend> {
+            // A timeout too large for an Instant is "forever".
+            match Instant::now().checked_add(timeout) {
+                Some(deadline) => self.try_lock_until(deadline),
+                None => Some(lock_api::RawMutex::lock(self)),
+            }
+        }
+
+        fn try_lock_until(&self, deadline: Instant) -> Option<GuardSend> {
+            self.acquire_until(deadline).then(GuardSend::new)
+        }
+    }
+
+    /// A mutex protected by the hybrid mutex (learnt spinning).
+    pub type HybridMutex<T> = lock_api::Mutex<RawHybridMutex<AdaptiveSpin>, T>;
+    /// The hybrid mutex with a fixed spin budget, for comparison.
+    pub type FixedSpinMutex<T> = lock_api::Mutex<RawHybridMutex<FixedSpin>, T>;
+}
+
+#[cfg(not(loom))]
+pub use raw::{FixedSpinMutex, HybridMutex};
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::util::testing::{churn_threads, hammer};
+    use lock_api::RawMutexTimed;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Barrier;
+    use std::time::Duration;
+
+    type Adaptive = RawHybridMutex<AdaptiveSpin>;
+
+    #[test]
+    fn uncontended_lock_and_unlock_touch_one_word() {
+        let m = Adaptive::new();
+        m.acquire();
+        let s = m.state.load(Ordering::Relaxed);
+        assert_eq!(s & LOCKED, LOCKED);
+        assert_eq!(owner(s), thread_index::current() + 1, "owner recorded");
+        assert!(!m.try_acquire());
+        // SAFETY: held.
+        unsafe { m.release() };
+        assert_eq!(m.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn eight_threads_count_exactly_under_both_policies() {
+        hammer::<Adaptive>(8, 2_000);
+        hammer::<RawHybridMutex<FixedSpin>>(8, 2_000);
+    }
+
+    #[test]
+    fn threads_exit_and_recycle_indexes_while_others_keep_locking() {
+        churn_threads::<Adaptive>();
+    }
+
+    /// Holds the mutex long enough for `n` contenders to go to sleep on it,
+    /// shown by the WAITERS flag, then calls `release` with the count of
+    /// contenders that have been through their critical section.
+    fn with_sleepers(m: &Adaptive, n: usize, release: impl FnOnce(&AtomicU32)) {
+        let inside = AtomicU32::new(0);
+        let started = Barrier::new(n + 1);
+        m.acquire();
+        std::thread::scope(|s| {
+            for _ in 0..n {
+                s.spawn(|| {
+                    started.wait();
+                    m.acquire();
+                    inside.fetch_add(1, Ordering::SeqCst);
+                    // SAFETY: acquired just above.
+                    unsafe { m.release() };
+                });
+            }
+            started.wait();
+            while m.state.load(Ordering::Relaxed) & WAITERS == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            release(&inside);
+        });
+        assert_eq!(inside.load(Ordering::SeqCst), n as u32);
+        assert!(!m.is_held());
+    }
+
+    #[test]
+    fn sleepers_are_woken_by_unlock() {
+        let m = Adaptive::new();
+        // SAFETY: the main thread holds the mutex taken in `with_sleepers`.
+        with_sleepers(&m, 3, |_| unsafe { m.release() });
+    }
+
+    #[test]
+    fn unlock_fair_hands_over_to_a_sleeper_instead_of_freeing() {
+        let m = Adaptive::new();
+        with_sleepers(&m, 1, |inside| {
+            // SAFETY: the main thread holds the mutex.
+            unsafe { m.release_fair() };
+            // Handed over: still locked (by nobody yet, or by the sleeper)
+            // unless the sleeper has already been through and released.
+            let s = m.state.load(Ordering::SeqCst);
+            assert!(
+                s & LOCKED != 0 || inside.load(Ordering::SeqCst) == 1,
+                "unlock_fair freed the lock with a sleeper waiting"
+            );
+        });
+    }
+
+    #[test]
+    fn a_starving_sleeper_asks_for_handoff_and_no_newcomer_can_steal_it() {
+        let m = Adaptive::new();
+        for _attempt in 0..20 {
+            let got = AtomicBool::new(false);
+            m.acquire();
+            let done = std::thread::scope(|s| {
+                s.spawn(|| {
+                    m.acquire();
+                    got.store(true, Ordering::SeqCst);
+                    // SAFETY: acquired just above.
+                    unsafe { m.release() };
+                });
+                while m.state.load(Ordering::Relaxed) & WAITERS == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                std::thread::sleep(2 * HANDOFF_AFTER);
+                // Release and steal it back before the woken sleeper runs.
+                // SAFETY: held by this thread.
+                unsafe { m.release() };
+                if !m.try_acquire() {
+                    return false; // the sleeper won the race; try again
+                }
+                // The sleeper wakes, finds the lock taken after more than
+                // HANDOFF_AFTER asleep, and asks for a handoff.
+                let give_up = Instant::now() + Duration::from_secs(20);
+                while m.state.load(Ordering::Relaxed) & HANDOFF == 0 {
+                    assert!(Instant::now() < give_up, "no handoff request");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                // SAFETY: held by this thread.
+                unsafe { m.release() };
+                // Taking it now is only allowed once the sleeper has been
+                // through (it may have been awake and quick).
+                let stolen = m.try_acquire() && !got.load(Ordering::SeqCst);
+                if stolen {
+                    // SAFETY: just taken; give it back so the sleeper ends.
+                    unsafe { m.release() };
+                }
+                assert!(!stolen, "a newcomer stole a lock due to a starving sleeper");
+                true
+            });
+            assert!(got.load(Ordering::SeqCst));
+            if done {
+                return;
+            }
+        }
+        panic!("the sleeper always won the race; the handoff path was never reached");
+    }
+
+    #[test]
+    fn timed_lock_times_out_while_held_and_leaves_the_word_usable() {
+        let m = Adaptive::new();
+        m.acquire();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                assert!(m.try_lock_for(Duration::from_millis(30)).is_none());
+                assert!(m.try_lock_until(Instant::now()).is_none());
+            });
+        });
+        // WAITERS may be left set (harmless: one extra wake); unlock works.
+        // SAFETY: held by this thread.
+        unsafe { m.release() };
+        assert!(m.try_lock_for(Duration::from_millis(1)).is_some());
+        // SAFETY: the timed lock above succeeded.
+        unsafe { m.release() };
+        assert!(!m.is_held());
+    }
+
+    #[test]
+    fn spinners_learn_short_holds_and_stop_spinning_on_long_ones() {
+        // Long holds (well beyond the sleep/wake cost) seen by spinners
+        // push the mean residual up until contenders sleep at once.
+        let m = Adaptive::new();
+        for _ in 0..64 {
+            m.learn(SLEEP_WAKE_NS * 4);
+        }
+        assert_eq!(AdaptiveSpin::patience_ns(m.mean_residual_ns()), 0);
+        // Short ones bring spinning back, with patience a few times the mean.
+        for _ in 0..64 {
+            m.learn(200);
+        }
+        let p = AdaptiveSpin::patience_ns(m.mean_residual_ns());
+        assert!((MIN_PATIENCE_NS..SLEEP_WAKE_NS).contains(&p), "{p}");
+        assert_eq!(FixedSpin::patience_ns(m.mean_residual_ns()), SLEEP_WAKE_NS);
+    }
+}

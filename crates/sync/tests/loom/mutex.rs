@@ -1,0 +1,138 @@
+//! The hybrid mutex: mutual exclusion and no lost wake-up (a lost wake-up
+//! shows as a deadlock: every thread asleep) through all three paths, the
+//! handoff (which loom triggers after one sleep, having no clock), the fair
+//! unlock, and the give-up path of a timed acquisition (under loom a timed
+//! futex wait times out at once).
+//!
+//! A spinner under loom never runs out of patience: each `spin_loop()` is a
+//! yield, after which loom runs the other threads, so the holder always
+//! releases first. The sleep path is therefore checked with a policy that
+//! never spins ([`NoSpin`]), and the spin path with the real ones.
+
+use crate::extra;
+use crate::harness::{self, ModelLock};
+use locklab::{AdaptiveSpin, FixedSpin, LockInfo, RawHybridMutex, SpinPolicy};
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use std::time::Instant;
+
+impl<P: SpinPolicy> ModelLock for RawHybridMutex<P> {
+    type Token = ();
+    fn new() -> Self {
+        RawHybridMutex::new()
+    }
+    fn acquire(&self) {
+        RawHybridMutex::acquire(self)
+    }
+    fn try_acquire(&self) -> Option<()> {
+        RawHybridMutex::try_acquire(self).then_some(())
+    }
+    fn release(&self, _: ()) {
+        // SAFETY: the harness releases only what it acquired.
+        unsafe { RawHybridMutex::release(self) }
+    }
+}
+
+/// Contenders go straight to sleep: the slow path and the handoff alone.
+enum NoSpin {}
+
+impl SpinPolicy for NoSpin {
+    const INFO: LockInfo = FixedSpin::INFO;
+    const RESTART_ON_PROGRESS: bool = false;
+    const LEARNS: bool = false;
+    fn patience_ns(_: u32) -> u64 {
+        0
+    }
+}
+
+/// The sleeping mutex released with `unlock_fair` (always hand over).
+struct Fair(RawHybridMutex<NoSpin>);
+
+impl ModelLock for Fair {
+    type Token = ();
+    fn new() -> Self {
+        Fair(RawHybridMutex::new())
+    }
+    fn acquire(&self) {
+        self.0.acquire()
+    }
+    fn try_acquire(&self) -> Option<()> {
+        self.0.try_acquire().then_some(())
+    }
+    fn release(&self, _: ()) {
+        // SAFETY: the harness releases only what it acquired.
+        unsafe { self.0.release_fair() }
+    }
+}
+
+#[test]
+fn mutex_two_threads_twice() {
+    harness::mutual_exclusion::<RawHybridMutex<AdaptiveSpin>>(2, 2);
+}
+
+#[test]
+fn mutex_three_threads_once() {
+    extra::mutual_exclusion_bounded::<RawHybridMutex<AdaptiveSpin>>(3, 1, 1);
+}
+
+#[test]
+fn mutex_fixed_two_threads_twice() {
+    harness::mutual_exclusion::<RawHybridMutex<FixedSpin>>(2, 2);
+}
+
+#[test]
+fn mutex_fair_unlock_two_threads_twice() {
+    harness::mutual_exclusion::<Fair>(2, 2);
+}
+
+#[test]
+fn mutex_fair_unlock_three_threads_once() {
+    extra::mutual_exclusion_bounded::<Fair>(3, 1, 1);
+}
+
+#[test]
+fn mutex_sleeping_two_threads_twice() {
+    harness::mutual_exclusion::<RawHybridMutex<NoSpin>>(2, 2);
+}
+
+#[test]
+fn mutex_sleeping_three_threads_once() {
+    extra::mutual_exclusion_bounded::<RawHybridMutex<NoSpin>>(3, 1, 1);
+}
+
+#[test]
+fn mutex_try_against_lock() {
+    harness::try_against_lock::<RawHybridMutex<AdaptiveSpin>>();
+}
+
+/// One thread takes the mutex plainly, another with a deadline that (under
+/// loom) expires at its first sleep. Whatever happens, the data stays
+/// exclusive and afterwards the mutex can be taken again: a timed waiter
+/// that leaves must not strand the word locked or a sleeper unwoken.
+#[test]
+fn mutex_timed_waiter_gives_up_cleanly() {
+    harness::builder().check(|| {
+        let m = Arc::new((RawHybridMutex::<NoSpin>::new(), UnsafeCell::new(0)));
+        let m2 = m.clone();
+        let plain = loom::thread::spawn(move || {
+            m2.0.acquire();
+            m2.1.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: acquired just above.
+            unsafe { m2.0.release() };
+        });
+        let timed = if m.0.acquire_until(Instant::now()) {
+            m.1.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: acquired just above.
+            unsafe { m.0.release() };
+            1
+        } else {
+            0
+        };
+        plain.join().unwrap();
+        m.0.acquire();
+        let total = m.1.with(|p| unsafe { *p });
+        assert_eq!(total, 1 + timed);
+        // SAFETY: acquired just above.
+        unsafe { m.0.release() };
+    });
+}
