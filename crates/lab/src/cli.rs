@@ -55,6 +55,9 @@ pub enum Cmd {
         /// Logarithmic throughput axis.
         #[arg(long)]
         log: bool,
+        /// Which points: `spin` or `lhp` (default: the first the run has).
+        #[arg(long, value_parser = ["spin", "lhp"])]
+        bench: Option<String>,
     },
 }
 
@@ -73,6 +76,40 @@ pub enum BenchKind {
     Spin(SpinArgs),
     /// One thread: ns per acquire+release, against the atomic floor.
     Uncontended(UncontendedArgs),
+    /// Lock-holder preemption: the spin benchmark at 1, 2, 4, 8 × the cores, with each lock's preemption sensitivity.
+    Lhp(LhpArgs),
+}
+
+/// Parameters of `bench lhp`.
+#[derive(Debug, Args)]
+pub struct LhpArgs {
+    /// Locks: comma-separated names or `all` (see `locklab locks`).
+    #[arg(long, default_value = "all")]
+    pub locks: String,
+    /// Thread counts as multiples of the cores, comma-separated.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_multiples, default_value = "1,2,4,8")]
+    pub multiples: ThreadList,
+    /// Busy work inside the critical section, ns.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "100")]
+    pub cs_ns: u64,
+    /// Shared cache lines written inside the critical section.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_lines, default_value = "1")]
+    pub cs_lines: usize,
+    /// Mean delay between acquisitions, ns.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "0")]
+    pub delay_ns: u64,
+    /// Distribution of the delay.
+    #[arg(long, value_enum, default_value = "exp")]
+    pub delay_dist: DelayDist,
+    /// Measured seconds per repetition.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.5")]
+    pub secs: f64,
+    /// Repetitions per point.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+    /// Pin thread i to CPU i mod cores.
+    #[arg(long)]
+    pub pin: bool,
 }
 
 /// Parameters of `bench spin`.
@@ -180,6 +217,30 @@ fn parse_threads(s: &str) -> Result<ThreadList, String> {
         let n = parse_thread_count(part)?;
         if !v.contains(&n) {
             v.push(n);
+        }
+    }
+    Ok(ThreadList(v))
+}
+
+/// Largest multiple of the cores `bench lhp` takes (the thread count is
+/// checked against [`MAX_THREADS`] once the cores are known).
+pub const MAX_MULTIPLE: u32 = 64;
+
+fn parse_multiples(s: &str) -> Result<ThreadList, String> {
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        match part.parse::<u32>() {
+            Ok(n) if (1..=MAX_MULTIPLE).contains(&n) => {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "'{part}' is not a multiple of the cores: allowed 1 to {MAX_MULTIPLE}"
+                ))
+            }
         }
     }
     Ok(ThreadList(v))

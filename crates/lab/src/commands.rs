@@ -3,7 +3,7 @@
 use crate::bench::{
     self, spin::SpinConfig, uncontended, workload::DelayDist, Progress, SpinPlan, UncontendedPlan,
 };
-use crate::cli::{BenchKind, Cli, Cmd, RunRef, SpinArgs, TortureArgs, UncontendedArgs};
+use crate::cli::{BenchKind, Cli, Cmd, LhpArgs, RunRef, SpinArgs, TortureArgs, UncontendedArgs};
 use crate::error::{LabError, Result};
 use crate::registry::{self, Entry};
 use crate::results::RunMeta;
@@ -23,6 +23,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             None => bench_suite(&cli, argv),
             Some(BenchKind::Spin(a)) => bench_spin(&cli, argv, a),
             Some(BenchKind::Uncontended(a)) => bench_uncontended(&cli, argv, a),
+            Some(BenchKind::Lhp(a)) => bench_lhp(&cli, argv, a),
         },
         Cmd::Torture(a) => torture(&cli, a),
         Cmd::Locks => {
@@ -56,10 +57,15 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             }
             Ok(0)
         }
-        Cmd::Plot { run, out, log } => {
+        Cmd::Plot {
+            run,
+            out,
+            log,
+            bench,
+        } => {
             let store = Store::open(&cli.db)?;
             let (meta, points) = store.load(resolve(&store, *run)?)?;
-            plot::plot_throughput(&meta, &points, out, *log)?;
+            plot::plot_throughput(&meta, &points, bench.as_deref(), out, *log)?;
             eprintln!("wrote {}", out.display());
             Ok(0)
         }
@@ -196,6 +202,7 @@ fn names(locks: &[&Entry]) -> Vec<&'static str> {
 
 fn bench_spin(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
     let plan = SpinPlan {
+        bench: "spin",
         locks: registry::parse_list(&a.locks)?,
         threads: a.threads.0.clone(),
         reps: a.reps,
@@ -204,6 +211,50 @@ fn bench_spin(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
     let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "spin": plan.cfg });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
     let r = stored_run(cli, argv, "bench spin", params, |sink| {
+        bench::run_spin(&plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
+/// Thread counts for multiples of this machine's cores, or an input error
+/// naming the first that exceeds the thread limit.
+fn lhp_threads(multiples: &[u32]) -> Result<Vec<u32>> {
+    let cores = bench::spin::cores() as u32;
+    multiples
+        .iter()
+        .map(|&m| {
+            let t = m * cores;
+            if t > crate::cli::MAX_THREADS {
+                Err(LabError::input(format!(
+                    "--multiples {m}: {m} × {cores} cores = {t} threads; allowed up to {} threads",
+                    crate::cli::MAX_THREADS
+                )))
+            } else {
+                Ok(t)
+            }
+        })
+        .collect()
+}
+
+fn bench_lhp(cli: &Cli, argv: &[String], a: &LhpArgs) -> Result<i32> {
+    let plan = SpinPlan {
+        bench: "lhp",
+        locks: registry::parse_list(&a.locks)?,
+        threads: lhp_threads(&a.multiples.0)?,
+        reps: a.reps,
+        cfg: SpinConfig {
+            cs_ns: a.cs_ns,
+            cs_lines: a.cs_lines,
+            delay_ns: a.delay_ns,
+            delay_dist: a.delay_dist,
+            secs: a.secs,
+            pin: a.pin,
+        },
+    };
+    let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "lhp": plan.cfg });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, "bench lhp", params, |sink| {
         bench::run_spin(&plan, &progress, sink)
     });
     progress.finish();
@@ -225,9 +276,10 @@ fn bench_uncontended(cli: &Cli, argv: &[String], a: &UncontendedArgs) -> Result<
     r
 }
 
-/// The standard quick suite: uncontended, then spin at 1, 2 and 8 threads
-/// (cs 100 ns on one shared line, exponential delay with mean 200 ns), every
-/// lock and peer, three repetitions each.
+/// The standard quick suite: uncontended; spin at 1, 2 and 8 threads (cs
+/// 100 ns on one shared line, exponential delay with mean 200 ns); and the
+/// lock-holder-preemption sweep at 1, 2, 4 and 8 × the cores (cs 100 ns, no
+/// delay). Every lock, adapter and peer, three repetitions each.
 fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
     let all: Vec<&'static Entry> = registry::all().iter().collect();
     let unc = UncontendedPlan {
@@ -236,7 +288,8 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
         cfg: uncontended::Config { secs: 0.1 },
     };
     let spin = SpinPlan {
-        locks: all,
+        bench: "spin",
+        locks: all.clone(),
         threads: vec![1, 2, 8],
         reps: 3,
         cfg: SpinConfig {
@@ -244,18 +297,37 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
             cs_lines: 1,
             delay_ns: 200,
             delay_dist: DelayDist::Exp,
-            secs: 0.4,
+            secs: 0.25,
+            pin: false,
+        },
+    };
+    let lhp = SpinPlan {
+        bench: "lhp",
+        locks: all,
+        threads: lhp_threads(&[1, 2, 4, 8])?,
+        reps: 3,
+        cfg: SpinConfig {
+            cs_ns: 100,
+            cs_lines: 1,
+            delay_ns: 0,
+            delay_dist: DelayDist::Exp,
+            secs: 0.2,
             pin: false,
         },
     };
     let params = json!({
         "locks": names(&spin.locks), "reps": spin.reps, "threads": spin.threads,
         "uncontended": unc.cfg, "spin": spin.cfg,
+        "lhp_threads": lhp.threads, "lhp": lhp.cfg,
     });
-    let progress = Progress::new(unc.units() + spin.units(), progress_quiet(cli));
+    let progress = Progress::new(
+        unc.units() + spin.units() + lhp.units(),
+        progress_quiet(cli),
+    );
     let r = stored_run(cli, argv, "bench", params, |sink| {
         Ok(bench::run_uncontended(&unc, &progress, sink)?
-            && bench::run_spin(&spin, &progress, sink)?)
+            && bench::run_spin(&spin, &progress, sink)?
+            && bench::run_spin(&lhp, &progress, sink)?)
     });
     progress.finish();
     r

@@ -8,7 +8,7 @@
 //! A run can hold several `spin` parameter sets (critical-section lengths,
 //! delays, …); a plot shows one, so that lines compare like with like. It is
 //! the first set stored, and the plot's second title line says so and how
-//! many sets there are ([`spin_param_sets`] lists them).
+//! many sets there are ([`param_sets`] lists them).
 
 use std::path::Path;
 
@@ -38,10 +38,13 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-/// The distinct parameter sets of a run's `spin` points, in stored order.
-pub fn spin_param_sets(points: &[Point]) -> Vec<&Value> {
+/// The benches whose points are throughput against threads.
+pub const PLOTTABLE: [&str; 2] = ["spin", "lhp"];
+
+/// The distinct parameter sets of a run's points of `bench`, in stored order.
+pub fn param_sets<'a>(points: &'a [Point], bench: &str) -> Vec<&'a Value> {
     let mut sets: Vec<&Value> = Vec::new();
-    for p in points.iter().filter(|p| p.bench == "spin") {
+    for p in points.iter().filter(|p| p.bench == bench) {
         if !sets.contains(&&p.params) {
             sets.push(&p.params);
         }
@@ -58,19 +61,32 @@ struct Series {
 /// Writes an SVG of median throughput against threads for the run's first
 /// `spin` parameter set, one line per lock with min–max whiskers;
 /// `log_y` makes the throughput axis logarithmic.
-pub fn plot_throughput(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
+pub fn plot_throughput(
+    meta: &RunMeta,
+    points: &[Point],
+    bench: Option<&str>,
+    out: &Path,
+    log_y: bool,
+) -> Result<()> {
     let run = meta
         .id
         .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
-    let sets = spin_param_sets(points);
+    // By default the first plottable bench the run has.
+    let bench = bench.unwrap_or_else(|| {
+        PLOTTABLE
+            .into_iter()
+            .find(|b| points.iter().any(|p| p.bench == *b))
+            .unwrap_or("spin")
+    });
+    let sets = param_sets(points, bench);
     let Some(&params) = sets.first() else {
         return Err(LabError::input(format!(
-            "run {run} has no spin points to plot"
+            "run {run} has no {bench} points to plot"
         )));
     };
     let chosen: Vec<&Point> = points
         .iter()
-        .filter(|p| p.bench == "spin" && p.params == *params)
+        .filter(|p| p.bench == bench && p.params == *params)
         .collect();
 
     let mut series: Vec<Series> = Vec::new();
@@ -162,7 +178,7 @@ pub fn plot_throughput(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool
         }
     };
     let titles = [
-        format!("run {run}: spin throughput vs threads ({reps}, whiskers min–max)"),
+        format!("run {run}: {bench} throughput vs threads ({reps}, whiskers min–max)"),
         format!(
             "{}{}",
             param_text(params),
@@ -461,7 +477,7 @@ mod tests {
         let locks = ["tas", "ticket", "mcs"];
         let (meta, points) = run(&locks, &[100]);
         let out = dir.path().join("spin.svg");
-        plot_throughput(&meta, &points, &out, false).unwrap();
+        plot_throughput(&meta, &points, None, &out, false).unwrap();
         let svg = check_svg(&out, &locks);
         assert!(svg.contains("run 4"));
         assert!(svg.contains("Mops/s"));
@@ -474,12 +490,12 @@ mod tests {
         let locks = ["tas", "clh"];
         let (meta, points) = run(&locks, &[100, 1000]);
         let out = dir.path().join("spin-log.svg");
-        plot_throughput(&meta, &points, &out, true).unwrap();
+        plot_throughput(&meta, &points, None, &out, true).unwrap();
         let svg = check_svg(&out, &locks);
         assert!(svg.contains("log scale"));
         assert!(svg.contains("parameter set 1 of 2"));
         assert!(svg.contains("cs_ns=100"));
-        assert_eq!(spin_param_sets(&points).len(), 2);
+        assert_eq!(param_sets(&points, "spin").len(), 2);
     }
 
     #[test]
@@ -490,10 +506,10 @@ mod tests {
             p.bench = "uncontended".into();
         }
         let out = dir.path().join("none.svg");
-        let e = plot_throughput(&meta, &points, &out, false).unwrap_err();
+        let e = plot_throughput(&meta, &points, None, &out, false).unwrap_err();
         assert_eq!(e.code, EXIT_INPUT);
         assert_eq!(e.msg, "run 4 has no spin points to plot");
-        let e = plot_throughput(&meta, &[], &out, true).unwrap_err();
+        let e = plot_throughput(&meta, &[], None, &out, true).unwrap_err();
         assert_eq!(e.code, EXIT_INPUT);
         assert!(!out.exists());
     }
@@ -505,7 +521,7 @@ mod tests {
         let file = dir.path().join("plain");
         std::fs::write(&file, b"x").unwrap();
         let out = file.join("spin.svg");
-        let e = plot_throughput(&meta, &points, &out, false).unwrap_err();
+        let e = plot_throughput(&meta, &points, None, &out, false).unwrap_err();
         assert_eq!(e.code, EXIT_INPUT);
         assert!(e.msg.contains(&out.display().to_string()), "{}", e.msg);
     }
@@ -519,15 +535,15 @@ mod tests {
         }
         points[1].reps.clear();
         let out = dir.path().join("zero.svg");
-        plot_throughput(&meta, &points, &out, true).unwrap();
+        plot_throughput(&meta, &points, None, &out, true).unwrap();
         check_svg(&out, &["tas", "ticket"]);
         for p in &mut points {
             for r in &mut p.reps {
                 r.throughput_ops_s = 0.0;
             }
         }
-        plot_throughput(&meta, &points, &out, false).unwrap();
-        let e = plot_throughput(&meta, &points, &out, true).unwrap_err();
+        plot_throughput(&meta, &points, None, &out, false).unwrap();
+        let e = plot_throughput(&meta, &points, None, &out, true).unwrap_err();
         assert_eq!(e.code, EXIT_INPUT);
         assert!(e.msg.contains("none above zero"), "{}", e.msg);
     }

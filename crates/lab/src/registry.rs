@@ -88,6 +88,8 @@ pub fn all() -> &'static [Entry] {
             own::<locklab::RawMcs>(),
             own::<locklab::RawClh>(),
             own::<locklab::RawQspin>(),
+            own::<locklab::RawHybridMutex<locklab::AdaptiveSpin>>(),
+            own::<locklab::RawHybridMutex<locklab::FixedSpin>>(),
             entry::<StdPeer>(STD, true),
             entry::<Raw<parking_lot::RawMutex>>(PARKING_LOT, true),
             entry::<PthreadPeer>(PTHREAD, true),

@@ -25,6 +25,12 @@ const WIDE_SPREAD: f64 = 0.10;
 /// repetitions themselves are under `"repetitions"`). Numbers that do not
 /// exist (a median of no repetitions, a ratio without a floor) are `null`.
 pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
+    let lhp: Vec<&Point> = points.iter().filter(|p| p.bench == "lhp").collect();
+    let sensitivity: serde_json::Map<String, Value> =
+        preemption_sensitivity(&lhp, meta.machine.cores as u32)
+            .into_iter()
+            .map(|(lock, r)| (lock.to_string(), r.map_or(Value::Null, num)))
+            .collect();
     let points: Vec<Value> = points
         .iter()
         .map(|p| {
@@ -49,6 +55,7 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
         })
         .collect();
     json!({
+        "preemption_sensitivity": sensitivity,
         "run": {
             "id": meta.id,
             "kind": meta.kind,
@@ -112,7 +119,11 @@ pub fn render_text(meta: &RunMeta, points: &[Point]) -> String {
             out.push('\n');
             match bench {
                 "uncontended" => uncontended_table(&mut out, params, &group, points),
-                "spin" => spin_tables(&mut out, params, &group),
+                "spin" => spin_tables(&mut out, bench, params, &group),
+                "lhp" => {
+                    spin_tables(&mut out, bench, params, &group);
+                    sensitivity_table(&mut out, &group, meta.machine.cores as u32);
+                }
                 _ => other_table(&mut out, bench, params, &group),
             }
         }
@@ -282,7 +293,7 @@ fn uncontended_table(out: &mut String, params: &Value, group: &[&Point], all: &[
     }
 }
 
-fn spin_tables(out: &mut String, params: &Value, group: &[&Point]) {
+fn spin_tables(out: &mut String, bench: &str, params: &Value, group: &[&Point]) {
     let locks = distinct(group.iter().map(|p| p.lock.as_str()));
     let mut threads = distinct(group.iter().map(|p| p.threads));
     threads.sort_unstable();
@@ -296,7 +307,7 @@ fn spin_tables(out: &mut String, params: &Value, group: &[&Point]) {
     let (scale, unit) = throughput_unit(top);
     let _ = writeln!(
         out,
-        "spin: throughput in {unit}, median of {}; ~ marks a min–max spread over {:.0}% of it",
+        "{bench}: throughput in {unit}, median of {}; ~ marks a min–max spread over {:.0}% of it",
         rep_counts(group),
         WIDE_SPREAD * 100.0
     );
@@ -338,6 +349,43 @@ fn spin_tables(out: &mut String, params: &Value, group: &[&Point]) {
         };
         Some(format!("{jain:.2} {lat:>6}"))
     });
+}
+
+/// Each lock's preemption sensitivity: median throughput at 4 × `cores`
+/// threads over median throughput at 1 × `cores` (1 = untouched by
+/// oversubscription; near 0 = collapses), `None` when either point is
+/// missing, among the points given (in lock order of first appearance).
+pub fn preemption_sensitivity<'a>(points: &[&'a Point], cores: u32) -> Vec<(&'a str, Option<f64>)> {
+    let locks = distinct(points.iter().map(|p| p.lock.as_str()));
+    let at = |lock: &str, t: u32| {
+        points
+            .iter()
+            .find(|p| p.lock == lock && p.threads == t && !p.reps.is_empty())
+            .map(|p| p.stat(|r| r.throughput_ops_s).0)
+    };
+    locks
+        .into_iter()
+        .map(|lock| {
+            let r = match (at(lock, 4 * cores), at(lock, cores)) {
+                (Some(hi), Some(lo)) if lo > 0.0 && hi.is_finite() => Some(hi / lo),
+                _ => None,
+            };
+            (lock, r)
+        })
+        .collect()
+}
+
+fn sensitivity_table(out: &mut String, group: &[&Point], cores: u32) {
+    let _ = writeln!(
+        out,
+        "\n  preemption sensitivity: throughput at {} threads (4 × {cores} cores) over {cores} threads",
+        4 * cores
+    );
+    let lw = lock_width(group);
+    for (lock, r) in preemption_sensitivity(group, cores) {
+        let cell = r.map_or_else(|| "–".to_string(), |r| format!("{r:.3}"));
+        let _ = writeln!(out, "  {lock:<lw$}{cell:>10}");
+    }
 }
 
 /// A table with one row per lock and one column per thread count, split into
@@ -516,6 +564,30 @@ mod tests {
                 .map(|(i, (&t, &n))| rep(i as u32, t, n))
                 .collect(),
         }
+    }
+
+    #[test]
+    fn preemption_sensitivity_is_four_times_the_cores_over_the_cores() {
+        // Two cores: 8 threads over 2 threads.
+        let ps = [
+            point("lhp", "ticket", 2, &[4e6, 5e6, 6e6], &[1.0; 3]),
+            point("lhp", "ticket", 8, &[1e4, 5e4, 2e5], &[1.0; 3]),
+            point("lhp", "mutex", 2, &[4e6, 4e6, 4e6], &[1.0; 3]),
+            point("lhp", "mutex", 8, &[3e6, 3e6, 3e6], &[1.0; 3]),
+            point("lhp", "tas", 2, &[4e6], &[1.0]),
+        ];
+        let refs: Vec<&Point> = ps.iter().collect();
+        let s = preemption_sensitivity(&refs, 2);
+        assert_eq!(s[0], ("ticket", Some(5e4 / 5e6)));
+        assert_eq!(s[1], ("mutex", Some(0.75)));
+        assert_eq!(s[2], ("tas", None), "no point at 4 × cores");
+        let v = run_json(&meta(true), &ps);
+        assert_eq!(v["preemption_sensitivity"]["mutex"], 0.75);
+        assert_eq!(v["preemption_sensitivity"]["tas"], Value::Null);
+        let text = render_text(&meta(true), &ps);
+        assert!(text.contains("lhp: throughput"), "{text}");
+        assert!(text.contains("preemption sensitivity"), "{text}");
+        assert!(text.contains("0.750"), "{text}");
     }
 
     fn meta(complete: bool) -> RunMeta {

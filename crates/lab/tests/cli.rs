@@ -236,6 +236,80 @@ fn uncontended_measures_both_references_beside_the_locks() {
 }
 
 #[test]
+fn lhp_sweeps_multiples_of_the_cores_and_plots() {
+    let (d, db) = tmp();
+    let o = locklab(
+        &db,
+        &[
+            "bench",
+            "lhp",
+            "--locks",
+            "tas,mutex",
+            "--multiples",
+            "1,2",
+            "--secs",
+            "0.05",
+            "--reps",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let cores = v["run"]["machine"]["cores"].as_u64().unwrap();
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        assert_eq!(p["bench"], "lhp");
+        let t = p["threads"].as_u64().unwrap();
+        assert!(t == cores || t == 2 * cores, "{p}");
+        for key in ["throughput_ops_s", "jain", "p99_ns"] {
+            assert!(!p[key].is_null(), "{key} missing in {p}");
+        }
+    }
+    // No point at 4 × cores: the sensitivity is there, and unknown.
+    assert!(v["preemption_sensitivity"]["mutex"].is_null(), "{v}");
+    let svg = d.path().join("lhp.svg");
+    let o = locklab(
+        &db,
+        &[
+            "plot",
+            "last",
+            "--bench",
+            "lhp",
+            "--out",
+            svg.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains("lhp throughput"));
+    assert_bad_input(
+        &locklab(
+            &db,
+            &[
+                "plot",
+                "last",
+                "--bench",
+                "spin",
+                "--out",
+                svg.to_str().unwrap(),
+            ],
+        ),
+        "no spin points",
+    );
+    assert_bad_input(
+        &locklab(&db, &["bench", "lhp", "--multiples", "0"]),
+        "'0' is not a multiple of the cores",
+    );
+    assert_bad_input(
+        &locklab(&db, &["bench", "lhp", "--multiples", "2,65"]),
+        "'65' is not a multiple of the cores: allowed 1 to 64",
+    );
+}
+
+#[test]
 fn locks_lists_every_lock_with_peers_marked() {
     let (_d, db) = tmp();
     let o = locklab(&db, &["locks", "--json"]);

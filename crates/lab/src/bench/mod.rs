@@ -17,6 +17,9 @@ use spin::SpinConfig;
 
 /// The contention sweep: every lock at every thread count.
 pub struct SpinPlan {
+    /// The name the points are stored under: `spin`, or `lhp` for the
+    /// oversubscription sweep of the lock-holder-preemption experiment.
+    pub bench: &'static str,
     /// Locks, in display order.
     pub locks: Vec<&'static Entry>,
     /// Thread counts.
@@ -191,7 +194,7 @@ pub fn run_spin(
         }
         for (e, reps) in plan.locks.iter().zip(per_lock) {
             sink(Point {
-                bench: "spin".into(),
+                bench: plan.bench.into(),
                 lock: e.info.name.into(),
                 threads,
                 params: params.clone(),
