@@ -23,5 +23,8 @@ pub mod info;
 pub mod spin;
 pub mod util;
 
+#[cfg(not(loom))]
+pub use block::futex3::Futex3Mutex;
+pub use block::futex3::RawFutex3;
 pub use info::{Described, Family, LockInfo};
 pub use spin::*;
