@@ -26,5 +26,8 @@ pub mod util;
 #[cfg(not(loom))]
 pub use block::futex3::Futex3Mutex;
 pub use block::futex3::RawFutex3;
+pub use block::park::{SpinCore, SpinPark, SpinYield};
+#[cfg(not(loom))]
+pub use block::park::{SpinParkMutex, SpinYieldMutex};
 pub use info::{Described, Family, LockInfo};
 pub use spin::*;

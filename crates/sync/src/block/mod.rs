@@ -3,3 +3,4 @@
 
 pub mod futex;
 pub mod futex3;
+pub mod park;
