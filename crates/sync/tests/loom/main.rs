@@ -10,8 +10,10 @@ mod harness;
 
 mod backoff;
 mod clh;
+mod futex3;
 mod k42;
 mod mcs;
+mod park;
 mod qspin;
 mod tas;
 mod ticket;
