@@ -23,8 +23,14 @@ pub mod info;
 pub mod spin;
 pub mod util;
 
+#[cfg(not(loom))]
+pub use block::futex3::Futex3Mutex;
+pub use block::futex3::RawFutex3;
 pub use block::mutex::{AdaptiveSpin, FixedSpin, RawHybridMutex, SpinPolicy};
 #[cfg(not(loom))]
 pub use block::mutex::{FixedSpinMutex, HybridMutex};
+pub use block::park::{SpinCore, SpinPark, SpinYield};
+#[cfg(not(loom))]
+pub use block::park::{SpinParkMutex, SpinYieldMutex};
 pub use info::{Described, Family, LockInfo};
 pub use spin::*;

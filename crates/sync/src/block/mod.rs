@@ -2,4 +2,6 @@
 //! away and sleep in the kernel, on a futex, until the holder wakes them.
 
 pub mod futex;
+pub mod futex3;
 pub mod mutex;
+pub mod park;

@@ -10,9 +10,11 @@ mod harness;
 
 mod backoff;
 mod clh;
+mod futex3;
 mod k42;
 mod mcs;
 mod mutex;
+mod park;
 mod qspin;
 mod tas;
 mod ticket;
