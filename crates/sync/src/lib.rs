@@ -23,5 +23,8 @@ pub mod info;
 pub mod spin;
 pub mod util;
 
+pub use block::rwsem::RawRwSem;
+#[cfg(not(loom))]
+pub use block::rwsem::RwSem;
 pub use info::{Described, Family, LockInfo};
 pub use spin::*;

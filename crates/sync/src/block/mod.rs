@@ -2,3 +2,4 @@
 //! away and sleep in the kernel, on a futex, until the holder wakes them.
 
 pub mod futex;
+pub mod rwsem;
