@@ -13,6 +13,7 @@ mod clh;
 mod k42;
 mod mcs;
 mod qspin;
+mod rwsem;
 mod tas;
 mod ticket;
 mod ticket_backoff;
