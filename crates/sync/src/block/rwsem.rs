@@ -94,8 +94,9 @@
 //! # Recursive read while a writer waits: deadlock
 //!
 //! The design prefers writers: a reader that arrives while a writer waits
-//! blocks, and a starved reader's handoff only applies after a writer has
-//! held the lock. So a thread that holds a read lock and asks for another one
+//! blocks (and once the writer has waited 1 ms its handoff blocks new
+//! readers too), and a starved reader's handoff only applies after a writer
+//! has held the lock. So a thread that holds a read lock and asks for another one
 //! while a writer waits deadlocks: the writer waits for the first read lock,
 //! the second read waits for the writer. This is the same rule as Linux's
 //! `rw_semaphore` (recursive `down_read` is forbidden; lockdep reports it)
@@ -909,27 +910,28 @@ mod tests {
                 unsafe { l.release_exclusive() };
             });
             until(|| l.bits() & W_WAIT != 0);
-            s.spawn(|| {
-                until(|| l.bits() & R_WAIT != 0);
+            let observer = s.spawn(|| {
+                until(|| l.bits() & R_WAIT != 0 || second_done.load(Ordering::SeqCst));
                 std::thread::sleep(HANDOFF_AFTER * 20);
-                assert!(!second_done.load(Ordering::SeqCst), "recursive read got in");
-                assert!(
-                    !writer_done.load(Ordering::SeqCst),
-                    "writer got in past a reader"
-                );
+                let blocked = !second_done.load(Ordering::SeqCst);
+                let writer_waited = !writer_done.load(Ordering::SeqCst);
+                // Release before asserting, so a failure ends the test
+                // instead of leaving the writer waiting for ever.
                 // SAFETY: the first read lock of the main thread, which
                 // never releases it itself; read guards are not tied to a
                 // thread.
                 unsafe { l.release_shared() };
+                (blocked, writer_waited)
             });
             l.acquire_shared();
             second_done.store(true, Ordering::SeqCst);
-            assert!(
-                writer_done.load(Ordering::SeqCst),
-                "the second read did not wait for the writer"
-            );
+            let writer_first = writer_done.load(Ordering::SeqCst);
             // SAFETY: taken just above.
             unsafe { l.release_shared() };
+            let (blocked, writer_waited) = observer.join().unwrap();
+            assert!(blocked, "the recursive read got in while a writer waited");
+            assert!(writer_waited, "the writer got in past a held read lock");
+            assert!(writer_first, "the second read did not wait for the writer");
         });
         assert!(!l.is_held());
     }
