@@ -32,5 +32,8 @@ pub use block::mutex::{FixedSpinMutex, HybridMutex};
 pub use block::park::{SpinCore, SpinPark, SpinYield};
 #[cfg(not(loom))]
 pub use block::park::{SpinParkMutex, SpinYieldMutex};
+pub use block::rwsem::RawRwSem;
+#[cfg(not(loom))]
+pub use block::rwsem::RwSem;
 pub use info::{Described, Family, LockInfo};
 pub use spin::*;

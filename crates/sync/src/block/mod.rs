@@ -5,3 +5,4 @@ pub mod futex;
 pub mod futex3;
 pub mod mutex;
 pub mod park;
+pub mod rwsem;

@@ -16,6 +16,7 @@ mod mcs;
 mod mutex;
 mod park;
 mod qspin;
+mod rwsem;
 mod tas;
 mod ticket;
 mod ticket_backoff;
