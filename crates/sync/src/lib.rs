@@ -23,5 +23,6 @@ pub mod info;
 pub mod spin;
 pub mod util;
 
+pub use block::condvar::{Condvar, WaitTimeoutResult};
 pub use info::{Described, Family, LockInfo};
 pub use spin::*;
