@@ -23,6 +23,7 @@ pub mod info;
 pub mod spin;
 pub mod util;
 
+pub use block::condvar::{Condvar, WaitTimeoutResult};
 #[cfg(not(loom))]
 pub use block::futex3::Futex3Mutex;
 pub use block::futex3::RawFutex3;

@@ -23,6 +23,10 @@
 //! would be a bug in locklab (a bad address, bad flags), and aborts with a
 //! message rather than let a lock spin or deadlock silently.
 //!
+//! [`requeue`] (`FUTEX_CMP_REQUEUE`) moves sleepers from one word to another
+//! without waking them; the condition variable uses it to line up the
+//! waiters of a broadcast on a word of its own (see `condvar.rs`).
+//!
 //! All futexes here are process-private (`FUTEX_PRIVATE_FLAG`): cheaper, as
 //! the kernel keys them by address without looking up a shared mapping.
 //! Timeouts are relative and are recomputed from an absolute deadline after
@@ -75,6 +79,25 @@ pub fn wake_one(word: &AtomicU32) -> bool {
 #[inline]
 pub fn wake_all(word: &AtomicU32) -> u32 {
     wake(word, i32::MAX as u32)
+}
+
+/// Moves threads sleeping on `from` to sleep on `to` instead, after waking
+/// up to `wake` of them, but only if `from` still holds `expected`
+/// (`FUTEX_CMP_REQUEUE`). Moves at most `requeue` threads.
+///
+/// Returns how many threads were woken or moved, or `None` if `from` did not
+/// hold `expected` (nobody was touched). A moved thread's [`wait`] goes on
+/// exactly as if it had slept on `to` all along: only a wake on `to` (or a
+/// signal, or its deadline) ends it. `from` and `to` must differ.
+#[inline]
+pub fn requeue(
+    from: &AtomicU32,
+    expected: u32,
+    wake: u32,
+    to: &AtomicU32,
+    requeue: u32,
+) -> Option<u32> {
+    imp::requeue(from, expected, wake, to, requeue)
 }
 
 #[cfg(all(not(loom), target_os = "linux"))]
@@ -182,6 +205,36 @@ mod imp {
         }
         r as u32
     }
+
+    pub fn requeue(
+        from: &AtomicU32,
+        expected: u32,
+        wake: u32,
+        to: &AtomicU32,
+        requeue: u32,
+    ) -> Option<u32> {
+        // SAFETY: both words are live AtomicU32s; the kernel reads `from`
+        // only; FUTEX_CMP_REQUEUE takes the requeue limit in the timeout
+        // slot, as an integer.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                from.as_ptr(),
+                libc::FUTEX_CMP_REQUEUE | libc::FUTEX_PRIVATE_FLAG,
+                wake.min(i32::MAX as u32),
+                requeue.min(i32::MAX as u32) as libc::c_ulong,
+                to.as_ptr(),
+                expected,
+            )
+        };
+        if r >= 0 {
+            return Some(r as u32);
+        }
+        match errno() {
+            libc::EAGAIN => None,
+            e => fatal("requeue", e),
+        }
+    }
 }
 
 #[cfg(all(not(loom), not(target_os = "linux")))]
@@ -267,6 +320,40 @@ mod imp {
         }
         woke
     }
+
+    pub fn requeue(
+        from: &AtomicU32,
+        expected: u32,
+        wake: u32,
+        to: &AtomicU32,
+        requeue: u32,
+    ) -> Option<u32> {
+        let mut t = TABLE.lock().unwrap();
+        // The kernel's compare, under the same lock as sleepers' compares.
+        if from.load(Ordering::SeqCst) != expected {
+            return None;
+        }
+        let (a, b) = (addr(from), addr(to));
+        let (mut woke, mut moved) = (0, 0);
+        for s in t.sleepers.iter_mut() {
+            if s.addr != a || s.woken {
+                continue;
+            }
+            if woke < wake {
+                s.woken = true;
+                woke += 1;
+            } else if moved < requeue {
+                s.addr = b;
+                moved += 1;
+            } else {
+                break;
+            }
+        }
+        if woke > 0 {
+            BELL.notify_all();
+        }
+        Some(woke + moved)
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -313,6 +400,36 @@ mod tests {
         w.store(1, Ordering::Release);
         wake_all(&w);
         h.join().unwrap();
+    }
+
+    #[test]
+    fn requeue_checks_the_word_and_moves_sleepers_to_the_other_word() {
+        let from = Arc::new(AtomicU32::new(0));
+        let to = Arc::new(AtomicU32::new(0));
+        assert_eq!(requeue(&from, 1, 0, &to, u32::MAX), None, "word differs");
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let from = from.clone();
+                std::thread::spawn(move || while wait(&from, 0, None) != Wake::Woken {})
+            })
+            .collect();
+        // Move both (once they sleep), then only wakes on `to` can end them.
+        let mut moved = 0;
+        let give_up = Instant::now() + Duration::from_secs(20);
+        while moved < 2 {
+            assert!(Instant::now() < give_up, "sleepers never went to sleep");
+            moved += requeue(&from, 0, 0, &to, u32::MAX).unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(wake_all(&from), 0, "nobody is left on `from`");
+        while !hs.iter().all(|h| h.is_finished()) {
+            assert!(Instant::now() < give_up, "moved sleepers never woke");
+            wake_all(&to);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for h in hs {
+            h.join().unwrap();
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod harness;
 
 mod backoff;
 mod clh;
+mod condvar;
 mod futex3;
 mod k42;
 mod mcs;

@@ -1,0 +1,722 @@
+//! `condvar`: a condition variable for the guard of any locklab mutex.
+//!
+//! A waiter gives up its mutex and sleeps until another thread notifies;
+//! then it takes the mutex back. The mutex is any `lock_api::RawMutex`, so
+//! the condvar cannot look inside it: everything it knows about the mutex is
+//! "release it, run this, take it back" (`MutexGuard::unlocked`).
+//!
+//! # The sequence word: no lost wake-ups
+//!
+//! The classic futex condvar (Drepper, "Futexes Are Tricky", 2011; the
+//! design of Rust's `std` futex condvar): waiters sleep on `seq`, and every
+//! notify increments `seq` before it wakes. A waiter reads `seq` while it
+//! still holds the mutex, then releases the mutex and calls
+//! `futex::wait(seq, observed)`. A notifier that changed the state the
+//! waiter waits for did so under the mutex, so after the waiter released it:
+//! its increment comes after the waiter's read, and either lands before the
+//! kernel's compare (the waiter does not sleep) or after the waiter was
+//! queued (the wake finds it). That is the whole argument for no lost
+//! wake-ups; it needs the waiter to read `seq` *before* it releases the
+//! mutex (the loom check breaks when it does not).
+//!
+//! `waiters` counts threads inside a wait, registered under the mutex before
+//! it is released; notifiers read it first and skip the increment and the
+//! system call when it is zero. By the same argument as above, a notifier
+//! that follows a waiter's release of the mutex sees its registration.
+//!
+//! # `notify_all` without a thundering herd: requeue onto a word of our own
+//!
+//! Waking every waiter at once sends them all onto the mutex, where all but
+//! one block again (or, with a spin lock, spin). The kernel's answer,
+//! `FUTEX_CMP_REQUEUE` onto the mutex's word, needs to know the mutex's
+//! word and protocol, which a generic condvar does not. We requeue onto a
+//! second word that the condvar owns, `chain`, and wake from it one thread
+//! at a time:
+//!
+//! - `notify_all` increments `seq`, then asks the kernel to move every
+//!   thread sleeping on `seq` to `chain` without waking any of them (one
+//!   system call; the kernel's compare of `seq` makes it atomic with respect
+//!   to sleepers, and a changed `seq` is simply re-read and retried). It
+//!   adds the number moved to `chained`, the count of wakes still owed to
+//!   the chain, and pays the first one: one `wake_one(chain)`.
+//! - Every waiter, once it holds the mutex again, pays the next one (if
+//!   `chained > 0`: decrement, `wake_one(chain)`) before it returns to its
+//!   caller. So the next waiter of the broadcast wakes only when the
+//!   previous one owns the mutex: at most one of them is ever awake and
+//!   blocked on the mutex, instead of all of them.
+//!
+//! Being moved is the mark "signalled by a broadcast", set by the kernel
+//! atomically: `chain` holds only threads that slept on `seq` when some
+//! `notify_all` ran, and a waiter that registered later sleeps on `seq`, out
+//! of the chain's reach. That is why this does not depend on the order in
+//! which the kernel picks sleepers (the futex man page promises none).
+//!
+//! Why every waiter present at a `notify_all` wakes: those not yet asleep
+//! see `seq` changed and do not sleep. Those asleep are moved to `chain`;
+//! let `s` be the number asleep on `chain`. Every move adds to `chained` as
+//! much as to `s`; every payment that finds someone asleep removes one from
+//! both; a thread that leaves `chain` by itself (signal, timeout) removes one
+//! from `s` only. So `s <= chained` once the notifier has added its count,
+//! and every payment made while `s > 0` wakes a thread that will pay again
+//! once it holds the mutex. The notifier makes the first payment after
+//! adding, so while anyone sleeps on `chain`, some thread is on its way to
+//! pay for it: the chain cannot stop early. (It can run long: a payment
+//! that finds nobody is a wasted system call, never a lost wake.)
+//!
+//! Every waiter pays, not only those woken from the chain, because a waiter
+//! cannot tell which word it slept on; a waiter woken by `notify_one` or by
+//! a signal thus may wake one chained waiter early. That only adds one
+//! thread to the mutex's queue, and keeps the argument above simple.
+//!
+//! # Spurious wake-ups
+//!
+//! [`Condvar::wait`] may return without a notify: on a signal, or because
+//! *any* notify (even a `notify_one` meant for someone else) moved `seq`
+//! between the waiter's read and its sleep, or when a payment of the chain
+//! reaches it early. Callers re-check their condition, or use
+//! [`Condvar::wait_while`], which does so and never returns spuriously.
+//!
+//! # One mutex at a time
+//!
+//! Waiters of one condvar that hold different mutexes would each assume the
+//! other's mutex orders their notifies, which it does not. The condvar
+//! records the mutex's address while it has waiters and panics if a wait
+//! comes with another one while a thread is still inside a wait with the
+//! first (including a woken waiter that is taking its mutex back). Using a
+//! condvar with one mutex, then later with another, is fine.
+//!
+//! # Orderings
+//!
+//! All `Relaxed`. The condvar publishes no data: the state waiters wait for
+//! is published by the mutex. What it relies on is (a) coherence along the
+//! mutex's happens-before order (a notifier after a waiter's release of the
+//! mutex reads `waiters` and increments `seq` later in their modification
+//! orders than the waiter's increment and read), (b) the atomicity of
+//! read-modify-writes (`chained`, `seq` increments: each sees the latest
+//! value), and (c) the kernel's compare-and-sleep, which is atomic with
+//! respect to wakes and requeues on the same word.
+
+use std::time::Instant;
+
+use crate::block::futex::{self, Wake};
+use crate::util::sync::{AtomicU32, AtomicUsize, Ordering::Relaxed};
+
+/// A condition variable that works with the guard of any locklab mutex
+/// (any `lock_api::Mutex<R, T>`). See the module documentation.
+///
+/// ```
+/// use locklab::{Condvar, TicketMutex};
+/// let ready = TicketMutex::new(false);
+/// let cv = Condvar::new();
+/// std::thread::scope(|s| {
+///     s.spawn(|| {
+///         *ready.lock() = true;
+///         cv.notify_one();
+///     });
+///     let mut g = ready.lock();
+///     cv.wait_while(&mut g, |ready| !*ready);
+///     assert!(*g);
+/// });
+/// ```
+#[derive(Debug)]
+pub struct Condvar {
+    /// Waiters sleep here; every notify increments it first.
+    seq: AtomicU32,
+    /// Waiters of a broadcast are moved here and woken one by one. Its value
+    /// never changes: nobody waits on it by value, only by being moved.
+    chain: AtomicU32,
+    /// Wakes still owed to threads moved to `chain`.
+    chained: AtomicU32,
+    /// Threads between registering (mutex held) and leaving (mutex held
+    /// again) a wait.
+    waiters: AtomicU32,
+    /// Address of the mutex the current waiters use, or 0.
+    mutex: AtomicUsize,
+    #[cfg(all(test, not(loom)))]
+    probe: probe::Probe,
+}
+
+/// Whether a timed wait returned because its time ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitTimeoutResult(bool);
+
+impl WaitTimeoutResult {
+    /// `true` if the deadline passed (for the `wait_while…` forms: and the
+    /// condition still held). A notify may have come at the same moment.
+    pub fn timed_out(self) -> bool {
+        self.0
+    }
+}
+
+impl Condvar {
+    crate::loom_const_fn! {
+        /// A condition variable nobody waits on.
+        pub fn new() -> Self {
+            Self {
+                seq: AtomicU32::new(0),
+                chain: AtomicU32::new(0),
+                chained: AtomicU32::new(0),
+                waiters: AtomicU32::new(0),
+                mutex: AtomicUsize::new(0),
+                #[cfg(all(test, not(loom)))]
+                probe: probe::Probe::new(),
+            }
+        }
+    }
+
+    /// The waiting algorithm, for any mutex: the building block of the
+    /// `wait…` methods, public for mutexes outside `lock_api` and for the
+    /// loom model checks.
+    ///
+    /// Call it holding the mutex at `mutex` (its address, used only to
+    /// detect a condvar used with two mutexes at once). `unlocked` must
+    /// release that mutex, call the closure it is given once, and take the
+    /// mutex back before returning. Wakes up spuriously like
+    /// [`wait`](Self::wait); `deadline: None` waits without a time limit.
+    ///
+    /// # Panics
+    /// If another thread is inside a wait on this condvar with a different
+    /// mutex.
+    pub fn wait_with(
+        &self,
+        mutex: *const (),
+        deadline: Option<Instant>,
+        unlocked: impl FnOnce(&mut dyn FnMut()),
+    ) -> WaitTimeoutResult {
+        let mutex = mutex as usize;
+        let observed = self.enter(mutex);
+        let mut wake = Wake::Woken;
+        unlocked(&mut || {
+            wake = futex::wait(&self.seq, observed, deadline);
+            #[cfg(all(test, not(loom)))]
+            self.probe.returned(wake);
+        });
+        #[cfg(all(test, not(loom)))]
+        self.probe.relocked(wake);
+        self.leave(mutex);
+        WaitTimeoutResult(wake == Wake::TimedOut)
+    }
+
+    /// Registers a waiter (mutex held) and reads `seq` while the mutex still
+    /// keeps notifiers out.
+    fn enter(&self, mutex: usize) -> u32 {
+        self.waiters.fetch_add(1, Relaxed);
+        if let Err(other) = self.mutex.compare_exchange(0, mutex, Relaxed, Relaxed) {
+            if other != mutex {
+                self.waiters.fetch_sub(1, Relaxed);
+                panic!(
+                    "locklab::Condvar used with two mutexes at once \
+                     (waiting with the mutex at {mutex:#x} while another thread waits with the one at {other:#x})"
+                );
+            }
+        }
+        self.seq.load(Relaxed)
+    }
+
+    /// Mutex held again: pays the chain's next wake, then unregisters.
+    fn leave(&self, mutex: usize) {
+        self.pay_chain();
+        if self.waiters.fetch_sub(1, Relaxed) == 1 {
+            // The last waiter forgets the mutex. A waiter with another mutex
+            // that registered since then found ours recorded and panicked,
+            // so this exchange cannot erase a newer record.
+            let _ = self.mutex.compare_exchange(mutex, 0, Relaxed, Relaxed);
+        }
+    }
+
+    /// Wakes the next thread moved to `chain`, if a wake is owed.
+    fn pay_chain(&self) {
+        let mut owed = self.chained.load(Relaxed);
+        while owed > 0 {
+            match self
+                .chained
+                .compare_exchange(owed, owed - 1, Relaxed, Relaxed)
+            {
+                Ok(_) => {
+                    futex::wake_one(&self.chain);
+                    return;
+                }
+                Err(now) => owed = now,
+            }
+        }
+    }
+
+    /// Wakes one waiter, if any is asleep.
+    ///
+    /// Returns whether this call woke a sleeping waiter. `false` means
+    /// nobody was waiting, or every waiter was already on its way back (it
+    /// had not fallen asleep yet, so it sees the notify anyway, or it is in
+    /// the queue of an earlier [`notify_all`](Self::notify_all)).
+    pub fn notify_one(&self) -> bool {
+        if self.waiters.load(Relaxed) == 0 {
+            return false;
+        }
+        self.seq.fetch_add(1, Relaxed);
+        futex::wake_one(&self.seq)
+    }
+
+    /// Wakes every waiter, one after another: the next wakes when the
+    /// previous has taken the mutex back (see the module documentation).
+    ///
+    /// Returns how many sleeping waiters this call queued for waking.
+    /// Waiters that had not yet fallen asleep are not counted; they return
+    /// anyway.
+    pub fn notify_all(&self) -> usize {
+        if self.waiters.load(Relaxed) == 0 {
+            return 0;
+        }
+        let mut seq = self.seq.fetch_add(1, Relaxed).wrapping_add(1);
+        let moved = loop {
+            match futex::requeue(&self.seq, seq, 0, &self.chain, u32::MAX) {
+                Some(n) => break n,
+                // Another notify moved `seq` meanwhile. Retry: it may have
+                // been a `notify_one`, which would leave our sleepers asleep.
+                None => seq = self.seq.load(Relaxed),
+            }
+        };
+        if moved > 0 {
+            self.chained.fetch_add(moved, Relaxed);
+            self.pay_chain();
+        }
+        moved as usize
+    }
+}
+
+impl Default for Condvar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(not(loom))]
+mod guards {
+    use super::{Condvar, WaitTimeoutResult};
+    use lock_api::{MutexGuard, RawMutex};
+    use std::time::{Duration, Instant};
+
+    impl Condvar {
+        fn wait_guard<R: RawMutex, T: ?Sized>(
+            &self,
+            guard: &mut MutexGuard<'_, R, T>,
+            deadline: Option<Instant>,
+        ) -> WaitTimeoutResult {
+            let mutex = MutexGuard::mutex(guard) as *const lock_api::Mutex<R, T> as *const ();
+            self.wait_with(mutex, deadline, |sleep| MutexGuard::unlocked(guard, sleep))
+        }
+
+        /// Releases the guard's mutex, sleeps until notified, and takes the
+        /// mutex back.
+        ///
+        /// May return spuriously, without a notify: re-check the condition
+        /// in a loop, or use [`wait_while`](Self::wait_while).
+        ///
+        /// # Panics
+        /// If another thread is inside a wait on this condvar with a
+        /// different mutex.
+        pub fn wait<R: RawMutex, T: ?Sized>(&self, guard: &mut MutexGuard<'_, R, T>) {
+            self.wait_guard(guard, None);
+        }
+
+        /// [`wait`](Self::wait), but gives up at `deadline`.
+        pub fn wait_until<R: RawMutex, T: ?Sized>(
+            &self,
+            guard: &mut MutexGuard<'_, R, T>,
+            deadline: Instant,
+        ) -> WaitTimeoutResult {
+            self.wait_guard(guard, Some(deadline))
+        }
+
+        /// [`wait`](Self::wait), but gives up after `timeout`.
+        pub fn wait_timeout<R: RawMutex, T: ?Sized>(
+            &self,
+            guard: &mut MutexGuard<'_, R, T>,
+            timeout: Duration,
+        ) -> WaitTimeoutResult {
+            self.wait_guard(guard, Instant::now().checked_add(timeout))
+        }
+
+        /// Waits while `condition` holds for the protected data; returns
+        /// with the mutex held and `condition` false. Never returns
+        /// spuriously.
+        pub fn wait_while<R: RawMutex, T: ?Sized>(
+            &self,
+            guard: &mut MutexGuard<'_, R, T>,
+            mut condition: impl FnMut(&mut T) -> bool,
+        ) {
+            while condition(guard) {
+                self.wait(guard);
+            }
+        }
+
+        /// [`wait_while`](Self::wait_while), but gives up at `deadline`.
+        /// Reports a timeout only if `condition` still held when time ran
+        /// out.
+        pub fn wait_while_until<R: RawMutex, T: ?Sized>(
+            &self,
+            guard: &mut MutexGuard<'_, R, T>,
+            deadline: Instant,
+            mut condition: impl FnMut(&mut T) -> bool,
+        ) -> WaitTimeoutResult {
+            while condition(guard) {
+                if self.wait_until(guard, deadline).timed_out() {
+                    return WaitTimeoutResult(condition(guard));
+                }
+            }
+            WaitTimeoutResult(false)
+        }
+
+        /// [`wait_while`](Self::wait_while), but gives up after `timeout`.
+        pub fn wait_while_timeout<R: RawMutex, T: ?Sized>(
+            &self,
+            guard: &mut MutexGuard<'_, R, T>,
+            timeout: Duration,
+            mut condition: impl FnMut(&mut T) -> bool,
+        ) -> WaitTimeoutResult {
+            match Instant::now().checked_add(timeout) {
+                Some(deadline) => self.wait_while_until(guard, deadline, condition),
+                None => {
+                    self.wait_while(guard, &mut condition);
+                    WaitTimeoutResult(false)
+                }
+            }
+        }
+    }
+}
+
+/// Instrumentation for the unit tests: how many waiters were woken from
+/// their sleep and had not yet taken the mutex back, at most, at once.
+#[cfg(all(test, not(loom)))]
+mod probe {
+    use crate::block::futex::Wake;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    #[derive(Debug)]
+    pub(super) struct Probe {
+        awake: AtomicUsize,
+        max_awake: AtomicUsize,
+    }
+
+    impl Probe {
+        pub(super) const fn new() -> Self {
+            Self {
+                awake: AtomicUsize::new(0),
+                max_awake: AtomicUsize::new(0),
+            }
+        }
+
+        /// The futex wait returned (mutex not yet held). Only real wakes
+        /// count: a waiter that never slept was not woken into the herd.
+        pub(super) fn returned(&self, wake: Wake) {
+            if wake == Wake::Woken {
+                let now = self.awake.fetch_add(1, SeqCst) + 1;
+                self.max_awake.fetch_max(now, SeqCst);
+            }
+        }
+
+        /// The mutex is held again.
+        pub(super) fn relocked(&self, wake: Wake) {
+            if wake == Wake::Woken {
+                self.awake.fetch_sub(1, SeqCst);
+            }
+        }
+
+        pub(super) fn max_awake(&self) -> usize {
+            self.max_awake.load(SeqCst)
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::util::testing::{Watchdog, HANG};
+    use crate::{TasMutex, TicketMutex};
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+    use std::time::Duration;
+
+    /// Sleeps until `cv` has `n` registered waiters (they hold no mutex
+    /// then, and are at most a few instructions from their futex wait).
+    fn until_waiters(cv: &Condvar, n: u32) {
+        while cv.waiters.load(SeqCst) != n {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn wait_and_notify_one_hand_turns_back_and_forth() {
+        let _w = Watchdog::new("condvar handshake", HANG);
+        const ROUNDS: u32 = 2_000;
+        let turn = TicketMutex::new(0u32);
+        let cv = Condvar::new();
+        std::thread::scope(|s| {
+            // Two players; player p moves when `turn % 2 == p`.
+            for p in 0..2 {
+                let (turn, cv) = (&turn, &cv);
+                s.spawn(move || {
+                    let mut g = turn.lock();
+                    loop {
+                        // Plain `wait` in a loop: spurious returns re-check.
+                        while *g < ROUNDS && *g % 2 != p {
+                            cv.wait(&mut g);
+                        }
+                        if *g >= ROUNDS {
+                            break;
+                        }
+                        *g += 1;
+                        cv.notify_one();
+                    }
+                    // The other player may be waiting for a turn that never comes.
+                    cv.notify_one();
+                });
+            }
+        });
+        assert_eq!(turn.into_inner(), ROUNDS);
+    }
+
+    #[test]
+    fn notify_without_waiters_does_not_touch_the_sequence() {
+        let cv = Condvar::new();
+        assert!(!cv.notify_one());
+        assert_eq!(cv.notify_all(), 0);
+        assert_eq!(
+            cv.seq.load(SeqCst),
+            0,
+            "a notify with no waiter bumped `seq`"
+        );
+    }
+
+    #[test]
+    fn notify_all_wakes_every_waiter_one_at_a_time() {
+        let _w = Watchdog::new("condvar notify_all", HANG);
+        const N: u32 = 6;
+        let go = TicketMutex::new(false);
+        let cv = Condvar::new();
+        let done = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..N {
+                s.spawn(|| {
+                    let mut g = go.lock();
+                    cv.wait_while(&mut g, |go| !*go);
+                    done.fetch_add(1, SeqCst);
+                });
+            }
+            until_waiters(&cv, N);
+            // Let them fall asleep (not needed for correctness: a waiter
+            // still awake sees the notify by `seq` and is not counted).
+            std::thread::sleep(Duration::from_millis(20));
+            let mut g = go.lock();
+            *g = true;
+            let queued = cv.notify_all();
+            assert!(queued <= N as usize);
+            // Hold the mutex a while: a plain broadcast would have every
+            // woken waiter block on it now.
+            std::thread::sleep(Duration::from_millis(50));
+            drop(g);
+        });
+        assert_eq!(done.load(SeqCst), N as u64, "a waiter was not woken");
+        let herd = cv.probe.max_awake();
+        eprintln!("notify_all of {N}: at most {herd} woken waiter(s) off the mutex at once");
+        // The chain wakes the next waiter only once the previous holds the
+        // mutex, so this is 1; one more is tolerated for a stray signal.
+        assert!(
+            herd <= 2,
+            "{herd} woken waiters piled onto the mutex at once"
+        );
+    }
+
+    #[test]
+    fn wait_timeout_times_out_and_says_so() {
+        let m = TicketMutex::new(());
+        let cv = Condvar::new();
+        let mut g = m.lock();
+        let d = Duration::from_millis(20);
+        let t = Instant::now();
+        // Spurious returns are allowed; loop until the timeout reports.
+        while !cv
+            .wait_timeout(&mut g, d.saturating_sub(t.elapsed()))
+            .timed_out()
+        {}
+        assert!(t.elapsed() >= d);
+        let t = Instant::now();
+        while !cv.wait_until(&mut g, t + d).timed_out() {}
+        assert!(t.elapsed() >= d);
+        assert_eq!(
+            cv.waiters.load(SeqCst),
+            0,
+            "a timed-out waiter stayed registered"
+        );
+    }
+
+    #[test]
+    fn wait_while_timeout_reports_a_timeout_only_while_the_condition_holds() {
+        let _w = Watchdog::new("condvar wait_while_timeout", HANG);
+        let m = TicketMutex::new(0u32);
+        let cv = Condvar::new();
+        let t = Instant::now();
+        let d = Duration::from_millis(20);
+        let r = cv.wait_while_timeout(&mut m.lock(), d, |n| *n == 0);
+        assert!(r.timed_out());
+        assert!(t.elapsed() >= d);
+        // Satisfied before the deadline: no timeout, and the data shows it.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                until_waiters(&cv, 1);
+                *m.lock() = 7;
+                cv.notify_one();
+            });
+            let mut g = m.lock();
+            let r = cv.wait_while_timeout(&mut g, Duration::from_secs(3600), |n| *n == 0);
+            assert!(!r.timed_out());
+            assert_eq!(*g, 7);
+        });
+    }
+
+    #[test]
+    fn wait_while_returns_only_once_the_condition_fails() {
+        let _w = Watchdog::new("condvar wait_while", HANG);
+        let m = TicketMutex::new(0u32);
+        let cv = Condvar::new();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // Many notifies for states the waiter does not want: each
+                // one is a wake-up that `wait_while` must absorb.
+                for _ in 0..10 {
+                    *m.lock() += 1;
+                    cv.notify_all();
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            });
+            let mut g = m.lock();
+            cv.wait_while(&mut g, |n| *n < 10);
+            assert_eq!(*g, 10);
+        });
+    }
+
+    #[test]
+    fn a_second_mutex_while_one_is_in_use_panics() {
+        let _w = Watchdog::new("condvar misuse", HANG);
+        let (a, b) = (TicketMutex::new(false), TicketMutex::new(()));
+        let cv = Condvar::new();
+        std::thread::scope(|s| {
+            s.spawn(|| cv.wait_while(&mut a.lock(), |go| !*go));
+            until_waiters(&cv, 1);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cv.wait_timeout(&mut b.lock(), Duration::from_millis(1))
+            }));
+            let msg = r.expect_err("waiting with a second mutex did not panic");
+            let msg = msg.downcast_ref::<String>().expect("a formatted message");
+            assert!(msg.contains("two mutexes"), "{msg}");
+            assert_eq!(
+                cv.waiters.load(SeqCst),
+                1,
+                "the refused waiter stayed registered"
+            );
+            *a.lock() = true;
+            cv.notify_all();
+        });
+        // Everyone left: the other mutex is fine now.
+        assert_eq!(
+            cv.mutex.load(SeqCst),
+            0,
+            "the last waiter kept its mutex recorded"
+        );
+        cv.wait_timeout(&mut b.lock(), Duration::from_millis(1));
+    }
+
+    /// Aborts if `progress` stops moving for `limit` while `done` is unset.
+    fn stall_watchdog(progress: &AtomicU64, done: &AtomicBool, limit: Duration) {
+        let mut last = (progress.load(SeqCst), Instant::now());
+        while !done.load(SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = progress.load(SeqCst);
+            if now != last.0 {
+                last = (now, Instant::now());
+            } else if last.1.elapsed() > limit {
+                eprintln!("watchdog: no progress for {limit:?} at {now} items: lost wake-up?");
+                std::process::abort();
+            }
+        }
+    }
+
+    #[test]
+    fn bounded_queue_with_four_producers_and_four_consumers() {
+        const PRODUCERS: u64 = 4;
+        const CONSUMERS: usize = 4;
+        const ITEMS: u64 = 5_000; // per producer
+        const CAP: usize = 4;
+        struct Queue {
+            items: VecDeque<u64>,
+            producers_left: u64,
+        }
+        let q = TasMutex::new(Queue {
+            items: VecDeque::new(),
+            producers_left: PRODUCERS,
+        });
+        let (not_empty, not_full) = (Condvar::new(), Condvar::new());
+        let (progress, done) = (AtomicU64::new(0), AtomicBool::new(false));
+        let sums: Vec<u64> = std::thread::scope(|s| {
+            s.spawn(|| stall_watchdog(&progress, &done, Duration::from_secs(20)));
+            for p in 0..PRODUCERS {
+                let (q, not_empty, not_full) = (&q, &not_empty, &not_full);
+                s.spawn(move || {
+                    for i in 0..ITEMS {
+                        let mut g = q.lock();
+                        not_full.wait_while(&mut g, |q| q.items.len() == CAP);
+                        g.items.push_back(p * ITEMS + i);
+                        drop(g);
+                        // Mostly single wakes; now and then a broadcast, so
+                        // chains run among single wakes and timeouts.
+                        if i % 16 == 0 {
+                            not_empty.notify_all();
+                        } else {
+                            not_empty.notify_one();
+                        }
+                    }
+                    q.lock().producers_left -= 1;
+                    not_empty.notify_all();
+                });
+            }
+            let consumers: Vec<_> = (0..CONSUMERS)
+                .map(|c| {
+                    let (q, not_empty, not_full, progress) = (&q, &not_empty, &not_full, &progress);
+                    s.spawn(move || {
+                        let mut sum = 0;
+                        let mut g = q.lock();
+                        loop {
+                            if c == 0 {
+                                // One consumer polls with timeouts, so that
+                                // timed-out waiters mix with the others.
+                                not_empty.wait_while_timeout(
+                                    &mut g,
+                                    Duration::from_micros(200),
+                                    |q| q.items.is_empty() && q.producers_left > 0,
+                                );
+                            } else {
+                                not_empty.wait_while(&mut g, |q| {
+                                    q.items.is_empty() && q.producers_left > 0
+                                });
+                            }
+                            match g.items.pop_front() {
+                                Some(v) => {
+                                    sum += v;
+                                    progress.fetch_add(1, SeqCst);
+                                    not_full.notify_one();
+                                }
+                                None if g.producers_left == 0 => break,
+                                None => {} // timed out
+                            }
+                        }
+                        sum
+                    })
+                })
+                .collect();
+            let sums = consumers.into_iter().map(|h| h.join().unwrap()).collect();
+            done.store(true, SeqCst);
+            sums
+        });
+        let n = PRODUCERS * ITEMS;
+        assert_eq!(progress.load(SeqCst), n, "items lost or duplicated");
+        assert_eq!(sums.iter().sum::<u64>(), n * (n - 1) / 2, "wrong items");
+    }
+}
