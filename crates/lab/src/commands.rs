@@ -104,14 +104,15 @@ fn locks(as_json: bool) {
         );
         return;
     }
+    let w = all.iter().map(|e| e.info.name.len()).max().unwrap_or(4);
     println!(
-        "{:<15} {:<9} {:<5} {:<9} WHAT",
+        "{:<w$} {:<9} {:<5} {:<9} WHAT",
         "LOCK", "FAMILY", "FAIR", "BLOCKING"
     );
     for e in all {
         let kind = if e.peer { " (peer)" } else { "" };
         println!(
-            "{:<15} {:<9} {:<5} {:<9} {}{kind}",
+            "{:<w$} {:<9} {:<5} {:<9} {}{kind}",
             e.info.name,
             e.info.family.as_str(),
             if e.info.fair { "yes" } else { "no" },

@@ -74,11 +74,23 @@ const PTHREAD: LockInfo = LockInfo {
     summary: "futex-based mutex of the C library",
 };
 
-/// Every lock: locklab's own first, then the peers.
+/// `spin-yield(L)` and `spin-park(L)` over the spin lock `L`.
+fn adapters<L>(v: &mut Vec<Entry>)
+where
+    L: locklab::SpinCore + 'static,
+    locklab::SpinYield<L>: lock_api::RawMutex + Described + Send + Sync + 'static,
+    locklab::SpinPark<L>: lock_api::RawMutex + Described + Send + Sync + 'static,
+{
+    v.push(own::<locklab::SpinYield<L>>());
+    v.push(own::<locklab::SpinPark<L>>());
+}
+
+/// Every lock: locklab's own (the spin locks, the sleeping locks, the
+/// adapters), then the peers.
 pub fn all() -> &'static [Entry] {
     static ALL: OnceLock<Vec<Entry>> = OnceLock::new();
     ALL.get_or_init(|| {
-        vec![
+        let mut v = vec![
             own::<locklab::RawTas>(),
             own::<locklab::RawTtas>(),
             own::<locklab::RawBackoff>(),
@@ -90,10 +102,23 @@ pub fn all() -> &'static [Entry] {
             own::<locklab::RawQspin>(),
             own::<locklab::RawHybridMutex<locklab::AdaptiveSpin>>(),
             own::<locklab::RawHybridMutex<locklab::FixedSpin>>(),
+            own::<locklab::RawFutex3>(),
+        ];
+        adapters::<locklab::RawTas>(&mut v);
+        adapters::<locklab::RawTtas>(&mut v);
+        adapters::<locklab::RawBackoff>(&mut v);
+        adapters::<locklab::RawTicket>(&mut v);
+        adapters::<locklab::RawTicketBackoff>(&mut v);
+        adapters::<locklab::RawK42>(&mut v);
+        adapters::<locklab::RawMcs>(&mut v);
+        adapters::<locklab::RawClh>(&mut v);
+        adapters::<locklab::RawQspin>(&mut v);
+        v.extend([
             entry::<StdPeer>(STD, true),
             entry::<Raw<parking_lot::RawMutex>>(PARKING_LOT, true),
             entry::<PthreadPeer>(PTHREAD, true),
-        ]
+        ]);
+        v
     })
 }
 
