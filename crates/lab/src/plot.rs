@@ -204,13 +204,15 @@ pub fn plot_throughput(
         .unwrap_or(0) as u32;
     let legend_width = (70 + 9 * longest).clamp(150, 360);
 
+    // Tall enough for the legend (title lines, then 26 px a lock).
+    let size = (SIZE.0, SIZE.1.max(160 + 26 * scaled.len() as u32));
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         let drawn = (|| {
             root.fill(&WHITE)?;
             let body = draw_titles(&root, &titles)?;
-            let (chart_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width);
+            let (chart_area, legend_area) = body.split_horizontally(size.0 - legend_width);
             let x = x_range.with_key_points(threads.clone());
             if log_y {
                 draw_chart(&chart_area, x, (y_lo..y_hi).log_scale(), &scaled, &y_desc)?;
