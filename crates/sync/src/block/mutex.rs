@@ -40,6 +40,10 @@
 //!   spinning on it burns a CPU that the owner may need, so the spinner
 //!   gives up early and sleeps. That is the user-space stand-in for
 //!   "the owner is not on a CPU".
+//! - When patience runs out on an oversubscribed lock (others already
+//!   sleep), the spinner yields its CPU a few times ([`MAX_YIELDS`]) before
+//!   sleeping, so that a preempted owner can run: the user-space yield of
+//!   seed 004. With nobody asleep it sleeps at once.
 //! - When the mean residual alone exceeds half the sleep/wake cost, the
 //!   lock's critical sections are too long for spinning to pay: contenders
 //!   sleep at once. Each acquisition made after sleeping decays the mean a
@@ -116,7 +120,7 @@ use crate::block::futex::{self, Wake};
 use crate::info::{Described, Family, LockInfo};
 use crate::spin::clh::RawClh;
 use crate::util::pause;
-use crate::util::sync::{spin_loop, AtomicU32, Ordering};
+use crate::util::sync::{spin_loop, yield_now, AtomicU32, Ordering};
 use crate::util::thread_index;
 
 const LOCKED: u32 = 1;
@@ -134,6 +138,10 @@ pub const SLEEP_WAKE_NS: u64 = 10_000;
 
 /// How long a sleeper waits before it asks for the lock to be handed to it.
 pub const HANDOFF_AFTER: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// How many times a spinner whose patience ran out on an oversubscribed
+/// lock yields its CPU (and waits once more) before it sleeps.
+pub const MAX_YIELDS: u32 = 4;
 
 /// Least patience of a spinner for one owner, ns: a few cache-line
 /// transfers, so that a short critical section with little history is not
@@ -350,6 +358,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         let mut s = self.state.load(Ordering::Relaxed);
         let mut watched = owner(s);
         let mut waited: u64 = 0;
+        let mut yields = 0;
         let got = loop {
             if s & LOCKED == 0 {
                 match self.state.compare_exchange_weak(
@@ -374,10 +383,23 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                 waited = 0;
             }
             if waited >= limit {
-                break false;
+                if yields == MAX_YIELDS || self.sleepers.load(Ordering::Relaxed) == 0 {
+                    break false;
+                }
+                // The owner has stalled, most likely preempted. When others
+                // already sleep (the lock is oversubscribed), give our CPU
+                // away before paying for a sleep and a wake-up: the owner
+                // may be waiting for exactly this CPU (seed 004's yield).
+                // With nobody asleep we sleep at once instead: measured at
+                // one thread per core, yielding only kept the spinner on
+                // the lock's line longer, slowing the owner.
+                yield_now();
+                yields += 1;
+                waited = 0;
+            } else {
+                spin_loop();
+                waited += 1;
             }
-            spin_loop();
-            waited += 1;
             s = self.state.load(Ordering::Relaxed);
         };
         // SAFETY: the token is this acquisition of the spinner queue.
