@@ -76,7 +76,7 @@ pub enum BenchKind {
     Spin(SpinArgs),
     /// One thread: ns per acquire+release, against the atomic floor.
     Uncontended(UncontendedArgs),
-    /// Lock-holder preemption: the spin benchmark at 1, 2, 4, 8 × the cores, with each lock's preemption sensitivity.
+    /// Lock-holder preemption: the spin benchmark at one thread and 1, 2, 4, 8 × the cores, with each lock's preemption sensitivity.
     Lhp(LhpArgs),
 }
 
@@ -86,7 +86,7 @@ pub struct LhpArgs {
     /// Locks: comma-separated names or `all` (see `locklab locks`).
     #[arg(long, default_value = "all")]
     pub locks: String,
-    /// Thread counts as multiples of the cores, comma-separated.
+    /// Thread counts as multiples of the cores, comma-separated (one thread is always measured too).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_multiples, default_value = "1,2,4,8")]
     pub multiples: ThreadList,
     /// Busy work inside the critical section, ns.

@@ -218,24 +218,26 @@ fn bench_spin(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
     r
 }
 
-/// Thread counts for multiples of this machine's cores, or an input error
-/// naming the first that exceeds the thread limit.
+/// The thread counts of `bench lhp`: one thread (the rate every
+/// oversubscribed point is compared with), then the multiples of this
+/// machine's cores; an input error names the first multiple that exceeds
+/// the thread limit.
 fn lhp_threads(multiples: &[u32]) -> Result<Vec<u32>> {
     let cores = bench::spin::cores() as u32;
-    multiples
-        .iter()
-        .map(|&m| {
-            let t = m * cores;
-            if t > crate::cli::MAX_THREADS {
-                Err(LabError::input(format!(
-                    "--multiples {m}: {m} × {cores} cores = {t} threads; allowed up to {} threads",
-                    crate::cli::MAX_THREADS
-                )))
-            } else {
-                Ok(t)
-            }
-        })
-        .collect()
+    let mut threads = vec![1];
+    for &m in multiples {
+        let t = m * cores;
+        if t > crate::cli::MAX_THREADS {
+            return Err(LabError::input(format!(
+                "--multiples {m}: {m} × {cores} cores = {t} threads; allowed up to {} threads",
+                crate::cli::MAX_THREADS
+            )));
+        }
+        if !threads.contains(&t) {
+            threads.push(t);
+        }
+    }
+    Ok(threads)
 }
 
 fn bench_lhp(cli: &Cli, argv: &[String], a: &LhpArgs) -> Result<i32> {
@@ -279,8 +281,8 @@ fn bench_uncontended(cli: &Cli, argv: &[String], a: &UncontendedArgs) -> Result<
 
 /// The standard quick suite: uncontended; spin at 1, 2 and 8 threads (cs
 /// 100 ns on one shared line, exponential delay with mean 200 ns); and the
-/// lock-holder-preemption sweep at 1, 2, 4 and 8 × the cores (cs 100 ns, no
-/// delay). Every lock, adapter and peer, three repetitions each.
+/// lock-holder-preemption sweep at one thread and 1, 2, 4 and 8 × the cores
+/// (cs 100 ns, no delay). Every lock, adapter and peer, three repetitions each.
 fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
     let all: Vec<&'static Entry> = registry::all().iter().collect();
     let unc = UncontendedPlan {
