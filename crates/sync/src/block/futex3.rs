@@ -156,32 +156,7 @@ mod raw {
     // SAFETY: the lock is taken only by an RMW that turned the word from 0
     // into non-zero, and only the holder writes 0 back, so at most one guard
     // exists at a time; taking is `Acquire`, releasing is `Release`.
-    unsafe impl lock_api::RawMutex for RawFutex3 {
-        const INIT: Self = Self::new();
-        type Guard = GuardSend;
-
-        #[inline]
-        fn lock(&self) -> GuardSend {
-            self.acquire();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<GuardSend> {
-            self.try_acquire().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, _guard: GuardSend) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
+    crate::guardless_raw_mutex!(RawFutex3);
 
     // SAFETY: as for `RawMutex`; a timed attempt that gives up returns `None`
     // and holds nothing.

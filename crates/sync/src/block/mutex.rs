@@ -626,32 +626,7 @@ mod raw {
     // handed over) only by `release`; Acquire/Release on those CASes order
     // the critical sections. The guard carries nothing: release reads only
     // the word, so it may run on another thread.
-    unsafe impl<P: SpinPolicy> lock_api::RawMutex for RawHybridMutex<P> {
-        const INIT: Self = Self::new();
-        type Guard = GuardSend;
-
-        #[inline]
-        fn lock(&self) -> GuardSend {
-            self.acquire();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<GuardSend> {
-            self.try_acquire().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, _guard: GuardSend) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
+    crate::guardless_raw_mutex!([P: SpinPolicy] RawHybridMutex<P>);
 
     // SAFETY: as above; `unlock_fair` hands the mutex to a sleeper if
     // there is one.

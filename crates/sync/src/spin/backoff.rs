@@ -109,37 +109,11 @@ impl Described for RawBackoff {
 #[cfg(not(loom))]
 mod raw {
     use super::RawBackoff;
-    use lock_api::GuardSend;
 
     // SAFETY: `acquire` returns only once this thread's compare-exchange
     // turned the flag from false to true, so at most one guard exists at a
     // time; the success is `Acquire` and the release `Release`.
-    unsafe impl lock_api::RawMutex for RawBackoff {
-        const INIT: Self = Self::new();
-        type Guard = GuardSend;
-
-        #[inline]
-        fn lock(&self) -> GuardSend {
-            self.acquire();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<GuardSend> {
-            self.try_acquire().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, _guard: GuardSend) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
+    crate::guardless_raw_mutex!(RawBackoff);
 
     /// A mutex protected by a test-and-test-and-set spin lock with
     /// exponential backoff.

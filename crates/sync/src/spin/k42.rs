@@ -263,32 +263,7 @@ mod raw {
     // the read of `granted`), release is `Release` (the HELD → null swing or
     // the store to `granted`). The guard carries no state: release reads
     // the lock only, so it may run on another thread.
-    unsafe impl lock_api::RawMutex for RawK42 {
-        const INIT: Self = Self::new();
-        type Guard = GuardSend;
-
-        #[inline]
-        fn lock(&self) -> GuardSend {
-            self.acquire();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<GuardSend> {
-            self.try_acquire().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, _guard: GuardSend) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
+    crate::guardless_raw_mutex!(RawK42);
 
     // SAFETY: as for `RawMutex`; a release with a waiter already hands the
     // lock to the first one in the queue.

@@ -382,39 +382,13 @@ impl Described for RawQspin {
 #[cfg(not(loom))]
 mod raw {
     use super::RawQspin;
-    use lock_api::GuardSend;
 
     // SAFETY: every way into the lock ends with this thread alone having
     // turned the locked byte from 0 to 1 after an Acquire read of a word
     // with locked (and, for the queue head, pending) clear; see the module
     // documentation. The node is given back before `lock` returns, so the
     // guard is stateless and may move between threads.
-    unsafe impl lock_api::RawMutex for RawQspin {
-        const INIT: Self = Self::new();
-        type Guard = GuardSend;
-
-        #[inline]
-        fn lock(&self) -> GuardSend {
-            self.acquire();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<GuardSend> {
-            self.try_acquire().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, _guard: GuardSend) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
+    crate::guardless_raw_mutex!(RawQspin);
 
     /// A mutex protected by a queued spinlock.
     pub type QspinMutex<T> = lock_api::Mutex<RawQspin, T>;

@@ -78,36 +78,10 @@ impl Described for RawTas {
 #[cfg(not(loom))]
 mod raw {
     use super::RawTas;
-    use lock_api::GuardSend;
 
     // SAFETY: `acquire` returns only once this thread's swap turned the flag
     // from false to true, so at most one guard exists at a time.
-    unsafe impl lock_api::RawMutex for RawTas {
-        const INIT: Self = Self::new();
-        type Guard = GuardSend;
-
-        #[inline]
-        fn lock(&self) -> GuardSend {
-            self.acquire();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<GuardSend> {
-            self.try_acquire().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, _guard: GuardSend) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
+    crate::guardless_raw_mutex!(RawTas);
 
     /// A mutex protected by a test-and-set spin lock.
     pub type TasMutex<T> = lock_api::Mutex<RawTas, T>;

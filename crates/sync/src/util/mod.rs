@@ -14,6 +14,51 @@ macro_rules! loom_const_fn {
     };
 }
 
+/// Implements `lock_api::RawMutex` with a `GuardSend` guard for a lock whose
+/// inherent `acquire`, `try_acquire -> bool`, `unsafe release` and `is_held`
+/// are the algorithm: the same thin layer for every lock that needs no
+/// per-acquisition state. Write the lock's own SAFETY argument (why at most
+/// one guard exists at a time, and how acquire and release are ordered)
+/// above each use; generic locks list their generics in brackets:
+/// `guardless_raw_mutex!([P: SpinPolicy] RawHybridMutex<P>);`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! guardless_raw_mutex {
+    ([$($gen:tt)*] $ty:ty) => {
+        // SAFETY: the invoker states above the macro why the algorithm
+        // excludes; this layer only forwards to it.
+        unsafe impl<$($gen)*> lock_api::RawMutex for $ty {
+            const INIT: Self = Self::new();
+            type Guard = lock_api::GuardSend;
+
+            #[inline]
+            fn lock(&self) -> lock_api::GuardSend {
+                self.acquire();
+                lock_api::GuardSend::new()
+            }
+
+            #[inline]
+            fn try_lock(&self) -> Option<lock_api::GuardSend> {
+                self.try_acquire().then(lock_api::GuardSend::new)
+            }
+
+            #[inline]
+            unsafe fn unlock(&self, _guard: lock_api::GuardSend) {
+                // SAFETY: the caller passes the guard of a held lock.
+                unsafe { self.release() }
+            }
+
+            #[inline]
+            fn is_locked(&self) -> bool {
+                self.is_held()
+            }
+        }
+    };
+    ($ty:ty) => {
+        $crate::guardless_raw_mutex!([] $ty);
+    };
+}
+
 pub mod backoff;
 pub mod clh_pool;
 pub mod nodes;
