@@ -110,6 +110,13 @@ pub struct LhpArgs {
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
     pub pin: bool,
+    /// Every N acquisitions, each thread blocks inside its critical section
+    /// for --stall-ns (a holder off its CPU); 0 = never.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_stall_every, default_value = "0")]
+    pub stall_every: u64,
+    /// How long a stalled holder blocks, ns (with --stall-every; default 50000).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns)]
+    pub stall_ns: Option<u64>,
 }
 
 /// Parameters of `bench spin`.
@@ -142,6 +149,13 @@ pub struct SpinArgs {
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
     pub pin: bool,
+    /// Every N acquisitions, each thread blocks inside its critical section
+    /// for --stall-ns (a holder off its CPU); 0 = never.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_stall_every, default_value = "0")]
+    pub stall_every: u64,
+    /// How long a stalled holder blocks, ns (with --stall-every; default 50000).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns)]
+    pub stall_ns: Option<u64>,
 }
 
 /// Parameters of `bench uncontended`.
@@ -270,6 +284,15 @@ fn parse_secs(s: &str) -> Result<f64, String> {
             "'{s}' seconds is out of range: allowed more than 0 up to {MAX_SECS}"
         )),
         Err(_) => Err(format!("'{s}' is not a number of seconds (e.g. 0.5)")),
+    }
+}
+
+fn parse_stall_every(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n <= 1_000_000_000 => Ok(n),
+        _ => Err(format!(
+            "'{s}' acquisitions between stalls: allowed 0 (never) to 1000000000"
+        )),
     }
 }
 

@@ -186,15 +186,33 @@ fn stored_run(
     }
 }
 
-fn spin_cfg(a: &SpinArgs) -> SpinConfig {
-    SpinConfig {
+/// How long a stalled holder blocks unless `--stall-ns` says otherwise.
+const DEFAULT_STALL_NS: u64 = 50_000;
+
+/// The stall of the workload: `--stall-ns` only means something with
+/// `--stall-every`, and is refused without it rather than ignored.
+fn stall(every: u64, ns: Option<u64>) -> Result<(u64, u64)> {
+    match (every, ns) {
+        (0, Some(_)) => Err(LabError::input(
+            "--stall-ns needs --stall-every N (stall every N acquisitions of each thread)",
+        )),
+        (0, None) => Ok((0, 0)),
+        (n, ns) => Ok((n, ns.unwrap_or(DEFAULT_STALL_NS))),
+    }
+}
+
+fn spin_cfg(a: &SpinArgs) -> Result<SpinConfig> {
+    let (stall_every, stall_ns) = stall(a.stall_every, a.stall_ns)?;
+    Ok(SpinConfig {
         cs_ns: a.cs_ns,
         cs_lines: a.cs_lines,
         delay_ns: a.delay_ns,
         delay_dist: a.delay_dist,
         secs: a.secs,
         pin: a.pin,
-    }
+        stall_every,
+        stall_ns,
+    })
 }
 
 fn names(locks: &[&Entry]) -> Vec<&'static str> {
@@ -207,7 +225,7 @@ fn bench_spin(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
         locks: registry::parse_list(&a.locks)?,
         threads: a.threads.0.clone(),
         reps: a.reps,
-        cfg: spin_cfg(a),
+        cfg: spin_cfg(a)?,
     };
     let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "spin": plan.cfg });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
@@ -241,6 +259,7 @@ fn lhp_threads(multiples: &[u32]) -> Result<Vec<u32>> {
 }
 
 fn bench_lhp(cli: &Cli, argv: &[String], a: &LhpArgs) -> Result<i32> {
+    let (stall_every, stall_ns) = stall(a.stall_every, a.stall_ns)?;
     let plan = SpinPlan {
         bench: "lhp",
         locks: registry::parse_list(&a.locks)?,
@@ -253,6 +272,8 @@ fn bench_lhp(cli: &Cli, argv: &[String], a: &LhpArgs) -> Result<i32> {
             delay_dist: a.delay_dist,
             secs: a.secs,
             pin: a.pin,
+            stall_every,
+            stall_ns,
         },
     };
     let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "lhp": plan.cfg });
@@ -302,6 +323,8 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
             delay_dist: DelayDist::Exp,
             secs: 0.25,
             pin: false,
+            stall_every: 0,
+            stall_ns: 0,
         },
     };
     let lhp = SpinPlan {
@@ -316,6 +339,8 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
             delay_dist: DelayDist::Exp,
             secs: 0.2,
             pin: false,
+            stall_every: 0,
+            stall_ns: 0,
         },
     };
     let params = json!({

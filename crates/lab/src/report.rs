@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use crate::results::{Point, RunMeta};
+use crate::results::{Point, Rep, RunMeta};
 use crate::store::RunSummary;
 
 /// The lock name of the uncontended physical floor that ratios refer to.
@@ -47,6 +47,7 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
                 "p99_ns": num(p.stat(|r| r.p99_ns as f64).0),
                 "p999_ns": num(p.stat(|r| r.p999_ns as f64).0),
                 "ns_per_op": num(p.stat(|r| r.ns_per_op).0),
+                "cpu_ns_per_op": num(p.stat(cpu_ns_per_op).0),
                 "throughput_min": num(tput_min),
                 "throughput_max": num(tput_max),
                 "ratio_to_floor": ratio_to_floor(p, points).map_or(Value::Null, num),
@@ -349,6 +350,34 @@ fn spin_tables(out: &mut String, bench: &str, params: &Value, group: &[&Point]) 
         };
         Some(format!("{jain:.2} {lat:>6}"))
     });
+
+    // What waiting costs besides time: CPU burnt by spinners shows here
+    // even when throughput hides it.
+    let _ = writeln!(
+        out,
+        "\n  CPU time per acquisition (all threads' user + system time over acquisitions), medians"
+    );
+    grid(out, lw, 10, 0, &locks, &threads, |lock, t| {
+        let p = find(lock, t)?;
+        if p.reps.is_empty() {
+            return None;
+        }
+        let cpu = p.stat(cpu_ns_per_op).0;
+        Some(if cpu.is_finite() {
+            fmt_ns(cpu)
+        } else {
+            "–".to_string()
+        })
+    });
+}
+
+/// CPU nanoseconds per acquisition in one repetition (NaN without any).
+pub fn cpu_ns_per_op(r: &Rep) -> f64 {
+    if r.total_ops == 0 {
+        f64::NAN
+    } else {
+        r.cpu_s * 1e9 / r.total_ops as f64
+    }
 }
 
 /// Each lock's preemption sensitivity: median throughput at 4 × `cores`

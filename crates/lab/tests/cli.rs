@@ -84,6 +84,18 @@ fn bad_numbers_are_rejected_with_the_value_named() {
         (&["bench", "uncontended", "--reps", "0"][..], "0"),
         (&["torture", "--threads", "0"][..], "0"),
         (&["show", "abc"][..], "abc"),
+        (
+            &["bench", "spin", "--stall-every", "-1"][..],
+            "'-1' acquisitions between stalls: allowed",
+        ),
+        (
+            &["bench", "lhp", "--stall-ns", "5000"][..],
+            "--stall-ns needs --stall-every",
+        ),
+        (
+            &["bench", "lhp", "--stall-every", "10", "--stall-ns", "-4"][..],
+            "'-4' is a negative duration",
+        ),
     ] {
         assert_bad_input(&locklab(&db, args), needle);
     }
@@ -173,6 +185,7 @@ fn bench_stores_a_run_that_show_plot_and_json_read_back() {
             "throughput_ops_s",
             "jain",
             "p99_ns",
+            "cpu_ns_per_op",
             "reps",
         ] {
             assert!(!p[key].is_null(), "{key} missing in {p}");
@@ -204,6 +217,51 @@ fn bench_stores_a_run_that_show_plot_and_json_read_back() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.contains("<svg") && s.contains("parking_lot"));
+}
+
+/// A stalled holder blocks inside its critical section: the lock
+/// serialises the stalls, so however fast the machine, the throughput
+/// cannot exceed `every` acquisitions per stall time. (A bound that
+/// follows from sleep never returning early, not a timing assertion.)
+#[test]
+fn stalls_happen_inside_the_critical_section_and_are_stored() {
+    let (_d, db) = tmp();
+    let o = locklab(
+        &db,
+        &[
+            "bench",
+            "spin",
+            "--locks",
+            "mutex,mutex-fixed",
+            "--threads",
+            "2",
+            "--stall-every",
+            "4",
+            "--stall-ns",
+            "200000",
+            "--json",
+            "--secs",
+            "0.1",
+            "--reps",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for p in v["points"].as_array().unwrap() {
+        assert_eq!(p["params"]["stall_every"], 4, "{p}");
+        assert_eq!(p["params"]["stall_ns"], 200_000, "{p}");
+        let bound = 4.0 / 200e-6;
+        let tput = p["throughput_ops_s"].as_f64().unwrap();
+        assert!(
+            tput <= bound * 1.01,
+            "{tput} ops/s with a 200 µs stall every 4: {p}"
+        );
+        assert!(p["cpu_ns_per_op"].as_f64().unwrap() > 0.0);
+    }
+    let text = stdout(&locklab(&db, &["show", "last"]));
+    assert!(text.contains("CPU time per acquisition"), "{text}");
+    assert!(text.contains("stall_every=4"), "{text}");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use super::workload::{DelayDist, SharedLines, Work};
 use crate::clock::{thread_cpu_s, ticks, ticks_to_ns};
 use crate::lablock::LabLock;
 use crate::results::{jain, Rep};
+use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +30,19 @@ pub struct SpinConfig {
     pub secs: f64,
     /// Pin thread i to CPU i mod cores.
     pub pin: bool,
+    /// Every this many acquisitions, each thread blocks inside its critical
+    /// section for `stall_ns` (an owner off its CPU, as on I/O or a page
+    /// fault under the lock); 0 = never. Left out of the stored parameters
+    /// when 0, so runs without stalls compare with older runs.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stall_every: u64,
+    /// How long a stalled holder blocks, ns (0 unless `stall_every` is set).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stall_ns: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// Pins the calling thread to one CPU (best effort: ignored if refused).
@@ -72,9 +86,14 @@ fn sleep_interruptible(d: Duration) {
 /// Runs one repetition with `threads` threads on a fresh lock.
 pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Rep {
     let n = threads as usize;
-    let lock = Arc::new(L::new());
+    // The lock and the stop flag each get cache lines of their own: in
+    // small allocations they could share one with each other (a lock of one
+    // byte and a flag of one byte land in the same size class), and every
+    // acquisition would then evict the flag all threads poll, an effect of
+    // the harness that would vary with each lock's size.
+    let lock = Arc::new(CachePadded::new(L::new()));
     let lines = Arc::new(SharedLines::new(cfg.cs_lines));
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(CachePadded::new(AtomicBool::new(false)));
     let start = Arc::new(Barrier::new(n + 1));
     let ncpu = cores();
     let handles: Vec<_> = (0..n)
@@ -97,14 +116,25 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Rep {
                     let mut hist =
                         Histogram::<u64>::new(2).expect("2 significant figures is valid");
                     let mut ops = 0u64;
+                    let stall = Duration::from_nanos(cfg.stall_ns);
+                    let mut until_stall = cfg.stall_every;
                     start.wait();
                     let cpu0 = thread_cpu_s();
                     while !stop.load(Ordering::Relaxed) {
                         let t0 = ticks();
+                        let stall_now = until_stall == 1;
+                        until_stall = if stall_now {
+                            cfg.stall_every
+                        } else {
+                            until_stall.saturating_sub(1)
+                        };
                         let t1 = lock.with(|| {
                             let t1 = ticks();
                             lines.touch();
                             work.inside();
+                            if stall_now {
+                                std::thread::sleep(stall);
+                            }
                             t1
                         });
                         // An acquisition that ends after the window closed is
@@ -186,6 +216,8 @@ mod tests {
             delay_dist: DelayDist::Exp,
             secs: 0.05,
             pin: false,
+            stall_every: 0,
+            stall_ns: 0,
         };
         let r = run_rep::<Raw<parking_lot::RawMutex>>(&cfg, 3);
         assert_eq!(r.thread_ops.len(), 3);
