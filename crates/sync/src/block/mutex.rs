@@ -22,37 +22,55 @@
 //! Manasse and Owicki (SOSP 1991, in seed 004's references) show that
 //! spinning for exactly that long before blocking is never worse than twice
 //! the optimum, and that knowing the distribution of waits does better.
-//! This mutex learns that distribution per lock:
+//! This mutex watches the lock move instead of the owner's CPU:
 //!
-//! - Each lock keeps a running mean of the *residual hold time* its
-//!   spinners observe: how long a spinner waited, from the moment it
-//!   started watching the current owner to the release (or to giving up,
-//!   which counts as a wait at least that long). Spinners update it when
-//!   they finish; nobody pays for it on the fast path.
-//! - **Progress** is a change of owner. The owner's thread index is in the
-//!   lock word (as the kernel keeps the owner's task pointer), so a spinner
-//!   that sees the owner change knows the lock is moving and starts its
-//!   patience afresh.
-//! - **Patience** for one owner is a few times the mean residual hold
-//!   (plus a small floor), capped by the sleep/wake cost. An owner that keeps
-//!   the lock far longer than its predecessors did has most likely been
-//!   preempted (or is in an unusually long critical section): either way
-//!   spinning on it burns a CPU that the owner may need, so the spinner
-//!   gives up early and sleeps. That is the user-space stand-in for
-//!   "the owner is not on a CPU".
+//! - **Progress is a new acquisition.** While a spinner watches, it sets
+//!   `SPINNING` in the lock word, and every acquisition then bumps a 14-bit
+//!   *stamp* in the word. A spinner that sees the stamp change knows the
+//!   lock is moving, even when one thread releases and re-takes it between
+//!   two of the spinner's looks (the common case: a busy owner wins its own
+//!   lock back), which the owner's index alone would not show. Without a spinner the word holds no stamp, so the
+//!   fast paths stay a single compare-and-swap each.
+//! - Each lock learns its **time per hold while moving**: a spinner divides
+//!   the time until the last new acquisition it saw by the number it saw,
+//!   and folds that into a running mean when it finishes (nobody pays
+//!   for it on the fast path). Waits it gave up on are left out: a stall
+//!   is what the mean exists to recognise, and counting stalls in would
+//!   lengthen the patience that detects the next one.
+//! - **Patience** for one hold is a few times that mean plus a small floor,
+//!   capped by the sleep/wake cost. A lock that does not move for that long
+//!   has an owner that stopped making progress: preempted, blocked on I/O
+//!   or a page fault under the lock, or in an unusually long critical
+//!   section. Spinning on it burns a CPU that the owner or others may need,
+//!   so the spinner gives up early. That is the user-space stand-in for
+//!   "the owner is not on a CPU". While the lock keeps moving, the spinner
+//!   keeps spinning, up to a total budget of a few sleep/wake costs
+//!   ([`SpinPolicy::SPIN_BUDGET_NS`]).
 //! - When patience runs out on an oversubscribed lock (others already
-//!   sleep), the spinner yields its CPU a few times ([`MAX_YIELDS`]) before
-//!   sleeping, so that a preempted owner can run: the user-space yield of
-//!   seed 004. With nobody asleep it sleeps at once.
-//! - When the mean residual alone exceeds half the sleep/wake cost, the
-//!   lock's critical sections are too long for spinning to pay: contenders
-//!   sleep at once. Each acquisition made after sleeping decays the mean a
+//!   sleep), the spinner yields its CPU, so that a preempted owner can run
+//!   (seed 004's yield), and yields again only if the lock moved
+//!   meanwhile: an owner that is blocked rather than preempted gains
+//!   nothing from it. With nobody asleep it sleeps at once.
+//! - When the mean alone exceeds half the sleep/wake cost, the lock's
+//!   critical sections are too long for spinning to pay: contenders sleep
+//!   at once. Each acquisition made after sleeping decays the mean a
 //!   little, so an occasional spinner probes whether things have changed.
 //!
 //! [`FixedSpin`] is the same mutex with a fixed spin budget (the sleep/wake
 //! cost, Karlin's 2-competitive rule) and no progress detection; the lab
 //! registers both (`mutex`, `mutex-fixed`) so that the benefit is measured,
-//! not claimed.
+//! not claimed (the README has the numbers: the learnt patience matches or
+//! beats the fixed budget in throughput and burns less CPU on stalled
+//! owners).
+//!
+//! The spinner at the head of the queue looks at the word with exponential
+//! backoff, up to [`BACKOFF_MAX_NS`] between looks: looking less often lets
+//! a busy owner take the lock back several times in a row instead of
+//! losing every release to the spinner, which saves a cache-line transfer
+//! per acquisition. The other spinners wait in the queue, each on its own
+//! cache line, for up to twice the sleep/wake cost whatever the head's
+//! patience: waiting there costs the owner nothing, while leaving for the
+//! slow path costs a sleep, a wake-up and traffic on the lock word.
 //!
 //! Spin budgets are time converted to `pause` counts once
 //! ([`crate::util::pause`] measures what a hint costs on this CPU), so the
@@ -61,8 +79,8 @@
 //! # The lock word
 //!
 //! ```text
-//!  31                       8   7..3    2         1        0
-//! | owner thread index + 1   | unused | HANDOFF | WAITERS | LOCKED |
+//!  31                      18 17          4     3        2         1        0
+//! | owner thread index + 1   |   stamp     | SPINNING | HANDOFF | WAITERS | LOCKED |
 //! ```
 //!
 //! - `LOCKED` with a non-zero owner: held. `LOCKED` with owner 0: handed
@@ -71,41 +89,57 @@
 //!   must wake one. A plain unlock clears it and wakes one sleeper; a thread
 //!   that has slept takes the lock with `WAITERS` set again, since others
 //!   may still sleep (the three-state futex mutex's rule, Drepper, "Futexes
-//!   Are Tricky"). So unlock makes a system call only when somebody sleeps.
+//!   Are Tricky"). Since that makes `WAITERS` conservative, unlock also
+//!   checks the count of threads in the slow path (below) and makes the
+//!   wake-up system call only when one of them may be asleep.
 //! - `HANDOFF`: a thread has been in the slow path longer than
-//!   [`HANDOFF_AFTER`] (1 ms, as the kernel's `MUTEX_FLAG_HANDOFF` policy). The next unlock does not
-//!   free the lock but hands it over (owner 0, `LOCKED` kept) and wakes a
-//!   sleeper; spinners and newcomers cannot steal it meanwhile. Otherwise
-//!   newcomers and spinners may steal the lock from a woken sleeper, which
-//!   is what makes the mutex fast under contention. `unlock_fair` always
-//!   hands over when somebody sleeps. The futex wakes sleepers in arrival
-//!   order, so the thread that picks a handed-over lock up is one of the
-//!   longest sleepers, though not necessarily the one that asked.
+//!   [`HANDOFF_AFTER`] (1 ms, as the kernel's `MUTEX_FLAG_HANDOFF` policy).
+//!   The next unlock does not free the lock but hands it over (owner 0,
+//!   `LOCKED` kept) and wakes a sleeper; spinners and newcomers cannot
+//!   steal it meanwhile. Otherwise newcomers and spinners may steal the
+//!   lock from a woken sleeper, which is what makes the mutex fast under
+//!   contention. `unlock_fair` always hands over when somebody sleeps. The
+//!   futex wakes sleepers in arrival order, so the thread that picks a
+//!   handed-over lock up is one of the longest sleepers, though not
+//!   necessarily the one that asked.
+//! - `SPINNING` and the stamp: see above. Only the spinner at the head of
+//!   the queue sets and clears `SPINNING`; every other write keeps it.
+//!   While it is set, the word is never 0, so acquisitions and releases
+//!   take the paths that keep the stamp moving.
 //!
 //! A hand-over must reach somebody, or the lock stays locked for ever, and
-//! `WAITERS` may be stale (it is set conservatively). So the mutex also
-//! counts the threads in its slow path (`sleepers`, beside the word) and
-//! hands over only while that count is positive; any counted thread picks
-//! a handed-over lock up. A counted thread leaves the count only once it
-//! holds the lock, or, after a timeout, just before a `Release` CAS that
-//! either leaves (and then a racing hand-over CAS fails, and its retry,
-//! `Acquire` on failure, sees the count lowered) or fails because the
-//! hand-over came first (and then the leaver picks the lock up). The loom
-//! model found the deadlock that a hand-over on `WAITERS` alone causes.
+//! `WAITERS` may be stale. So the mutex counts the threads in its slow path
+//! (`sleepers`, beside the word) and hands over only while that count is
+//! positive; any counted thread picks a handed-over lock up. A counted
+//! thread leaves the count only once it holds the lock, or, after a
+//! timeout, just before a `Release` CAS that either leaves (and then a
+//! racing hand-over CAS fails, and its retry, `Acquire` on failure, sees
+//! the count lowered) or fails because the hand-over came first (and then
+//! the leaver picks the lock up). The loom model found the deadlock that a
+//! hand-over on `WAITERS` alone causes.
 //!
 //! # Orderings
 //!
-//! - Every acquisition (fast-path CAS, a spinner's CAS, a sleeper's CAS of
-//!   a free word, the pick-up of a handed-over word) is `Acquire`, and every
-//!   release (the plain unlock's CAS to 0, the hand-over's CAS) is
-//!   `Release`; all writes to the word are read-modify-writes, so each
-//!   acquisition reads the value written by the release before it.
-//! - Setting `WAITERS`/`HANDOFF` is `Relaxed`: it publishes no data. No
-//!   wake-up is lost because it is a read-modify-write of the same word as
-//!   the unlock: either it comes first (the unlock sees `WAITERS` and
-//!   wakes), or the unlock comes first and the flag-setting CAS fails on
-//!   the changed word; and the futex compares the word with the value that
-//!   has `WAITERS` set, atomically with going to sleep.
+//! - Every acquisition (fast-path CAS, a steal before queueing, a
+//!   spinner's CAS, a sleeper's CAS of a free word, the pick-up of a
+//!   handed-over word) is `Acquire`, and every release (the plain unlock's
+//!   CAS, the slow unlock's CAS) is `Release`; all writes to the word are
+//!   read-modify-writes, so each acquisition reads the value written by
+//!   the release before it.
+//! - No wake-up is lost: a sleeper's CAS that sets `WAITERS` and the
+//!   unlock's CAS are read-modify-writes of the same word, so either the
+//!   sleeper's comes first (the unlock sees `WAITERS`) or the unlock's does
+//!   (and the sleeper's CAS fails on the changed word); and the futex
+//!   compares the word with the value that has `WAITERS` set, atomically
+//!   with going to sleep.
+//! - Skipping the wake-up when no thread is counted: a sleeper increments
+//!   the count before its `WAITERS` CAS, which is `Release` and which it
+//!   makes even when the flag is already set; the unlock's CAS is
+//!   `Acquire` and changes the word the sleeper sleeps on, so it reads the
+//!   sleeper's write or a later one and the count load after it sees the
+//!   increment. So a thread that may be asleep is always counted.
+//! - `SPINNING` is set and cleared `Relaxed`: it publishes nothing; losing
+//!   a race with it only costs a sample of progress.
 //! - The spinner queue is a CLH lock with timeout ([`RawClh::acquire_while`]);
 //!   it orders nothing about the mutex's data, only who spins.
 //! - The statistics are plain `Relaxed` counters outside the model-checked
@@ -126,7 +160,15 @@ use crate::util::thread_index;
 const LOCKED: u32 = 1;
 const WAITERS: u32 = 1 << 1;
 const HANDOFF: u32 = 1 << 2;
-const OWNER_SHIFT: u32 = 8;
+const SPINNING: u32 = 1 << 3;
+/// The acquisition stamp, bits 4..18: bumped by every acquisition while
+/// `SPINNING` is set, so that the spinner sees the lock turn over even
+/// when one thread keeps re-taking it. It wraps; only changes matter.
+const STAMP_SHIFT: u32 = 4;
+const STAMP_ONE: u32 = 1 << STAMP_SHIFT;
+const OWNER_SHIFT: u32 = 18;
+const STAMP_MASK: u32 = (1 << OWNER_SHIFT) - STAMP_ONE;
+const FLAGS: u32 = STAMP_ONE - 1;
 
 const _: () = assert!(thread_index::MAX_THREADS < 1 << (32 - OWNER_SHIFT));
 
@@ -139,30 +181,42 @@ pub const SLEEP_WAKE_NS: u64 = 10_000;
 /// How long a sleeper waits before it asks for the lock to be handed to it.
 pub const HANDOFF_AFTER: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// How many times a spinner whose patience ran out on an oversubscribed
-/// lock yields its CPU (and waits once more) before it sleeps.
+/// Most times a spinner whose patience ran out on an oversubscribed lock
+/// yields its CPU (and waits once more) before it sleeps; it yields again
+/// only if the lock moved after the previous yield.
 pub const MAX_YIELDS: u32 = 4;
 
-/// Least patience of a spinner for one owner, ns: a few cache-line
+/// Least patience of a spinner for one hold, ns: a few cache-line
 /// transfers, so that a short critical section with little history is not
 /// abandoned at once.
 const MIN_PATIENCE_NS: u64 = 500;
 
-/// How a spinner decides how long to wait for one owner.
+/// Longest pause between two looks at the lock word by the spinner at the
+/// head of the queue (it backs off exponentially up to this). Looking less
+/// often lets a busy owner take the lock back several times in a row
+/// instead of losing every release to the spinner: fewer cache-line
+/// transfers, more throughput; the spin budget and the handoff bound what
+/// this costs in fairness.
+const BACKOFF_MAX_NS: u64 = 4_000;
+
+/// How a spinner decides how long to wait.
 pub trait SpinPolicy: Send + Sync + 'static {
     /// The mutex's metadata under this policy.
     const INFO: LockInfo;
-    /// Whether a change of owner restarts the spinner's patience.
+    /// Whether a new acquisition (the stamp moving) restarts the
+    /// spinner's patience.
     const RESTART_ON_PROGRESS: bool;
-    /// Whether to keep the residual-hold statistics at all.
+    /// Whether to keep the time-per-hold statistics at all.
     const LEARNS: bool;
-    /// Patience for one owner, ns, given the lock's mean residual hold
+    /// Longest a spinner spins in all, ns, however the lock moves.
+    const SPIN_BUDGET_NS: u64;
+    /// Patience for one hold, ns, given the lock's mean time per hold
     /// (0 when nothing was observed yet). 0 means: do not spin.
-    fn patience_ns(mean_residual_ns: u32) -> u64;
+    fn patience_ns(mean_hold_ns: u32) -> u64;
 }
 
-/// Learns each lock's residual hold times and gives up on an owner that
-/// holds far longer than usual. See the module documentation.
+/// Learns each lock's time per hold and gives up on a lock that stops
+/// moving for far longer than that. See the module documentation.
 #[derive(Debug)]
 pub enum AdaptiveSpin {}
 
@@ -173,10 +227,11 @@ impl SpinPolicy for AdaptiveSpin {
         fair: false,
         blocking: true,
         source: "Linux kernel/locking/mutex.c and osq_lock.c (fast path, optimistic spinning with an MCS-style spinner queue, handoff); Bueso (seed 001); competitive spinning: Karlin, Li, Manasse & Owicki, SOSP 1991",
-        summary: "CAS fast path; one spinner on the word, the rest queued, patience learnt from each lock's hold times; futex sleep; handoff after 1 ms",
+        summary: "CAS fast path; one spinner on the word, the rest queued; spins while the lock moves, gives up when it stalls for a few learnt hold times; futex sleep; handoff after 1 ms",
     };
     const RESTART_ON_PROGRESS: bool = true;
     const LEARNS: bool = true;
+    const SPIN_BUDGET_NS: u64 = 4 * SLEEP_WAKE_NS;
 
     fn patience_ns(mean: u32) -> u64 {
         let mean = u64::from(mean);
@@ -190,7 +245,7 @@ impl SpinPolicy for AdaptiveSpin {
     }
 }
 
-/// A fixed spin budget (the sleep/wake cost), whoever holds the lock.
+/// A fixed spin budget (the sleep/wake cost), however the lock moves.
 #[derive(Debug)]
 pub enum FixedSpin {}
 
@@ -205,6 +260,7 @@ impl SpinPolicy for FixedSpin {
     };
     const RESTART_ON_PROGRESS: bool = false;
     const LEARNS: bool = false;
+    const SPIN_BUDGET_NS: u64 = SLEEP_WAKE_NS;
 
     fn patience_ns(_: u32) -> u64 {
         SLEEP_WAKE_NS
@@ -216,8 +272,9 @@ pub struct RawHybridMutex<P: SpinPolicy = AdaptiveSpin> {
     state: AtomicU32,
     /// Threads in the slow path (see "Handoff" in the module docs).
     sleepers: AtomicU32,
-    /// Mean residual hold time seen by spinners, ns (see the module docs).
-    mean_residual_ns: StatU32,
+    /// Mean time per hold seen by spinners while the lock moved, ns (see
+    /// the module docs).
+    mean_hold_ns: StatU32,
     /// The queue of optimistic spinners; its holder spins on `state`.
     spinners: RawClh,
     _policy: PhantomData<P>,
@@ -240,6 +297,19 @@ fn owner_bits() -> u32 {
 #[inline]
 fn owner(s: u32) -> u32 {
     s >> OWNER_SHIFT
+}
+
+/// The word of a fresh acquisition by `me` of free (or handed-over) `s`:
+/// flags kept, stamp bumped, owner set, `LOCKED`.
+#[inline]
+fn acquired(s: u32, me: u32) -> u32 {
+    (s & FLAGS) | (s.wrapping_add(STAMP_ONE) & STAMP_MASK) | LOCKED | me
+}
+
+/// Acquisitions between two stamps (modulo the stamp's 15 bits).
+#[inline]
+fn turnovers(from: u32, to: u32) -> u32 {
+    (to.wrapping_sub(from) & STAMP_MASK) >> STAMP_SHIFT
 }
 
 /// When a thread in the slow path starts to starve: [`HANDOFF_AFTER`]
@@ -286,7 +356,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             Self {
                 state: AtomicU32::new(0),
                 sleepers: AtomicU32::new(0),
-                mean_residual_ns: StatU32::new(0),
+                mean_hold_ns: StatU32::new(0),
                 spinners: RawClh::new(),
                 _policy: PhantomData,
             }
@@ -315,7 +385,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                 .state
                 .compare_exchange(
                     s,
-                    s | LOCKED | owner_bits(),
+                    acquired(s, owner_bits()),
                     Ordering::Acquire,
                     Ordering::Relaxed,
                 )
@@ -334,36 +404,62 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     #[cold]
     #[inline(never)]
     fn acquire_contended(&self, me: u32, deadline: Option<Instant>) -> bool {
+        // Free but flagged (a spinner watches, or sleepers wait): take it
+        // before queueing, as the kernel's trylock before the spinner queue.
+        let s = self.state.load(Ordering::Relaxed);
+        if s & (LOCKED | HANDOFF) == 0
+            && self
+                .state
+                .compare_exchange(s, acquired(s, me), Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            return true;
+        }
         self.spin(me) || self.sleep(me, deadline)
     }
 
     /// The mid path: join the spinner queue; at its head, spin on the word
     /// while the owner makes progress. Whether we got the mutex.
     fn spin(&self, me: u32) -> bool {
-        let patience = P::patience_ns(self.mean_residual_ns.load(StatOrdering::Relaxed));
+        let patience = P::patience_ns(self.mean_hold_ns.load(StatOrdering::Relaxed));
         if patience == 0 {
             return false;
         }
         let limit = pause::pauses_for(patience);
-        // Waiting behind other spinners: give up if the queue does not
-        // move within two patiences (its head spends at most one per owner).
+        // Waiting behind other spinners costs the owner nothing (each waits
+        // on its own cache line), while leaving for the slow path costs a
+        // sleep, a wake-up and traffic on the lock word. So the queue wait
+        // gets the full competitive budget (Karlin's rule: the sleep/wake
+        // cost) whatever the head's patience for its owner; with a budget
+        // of only a few head patiences, oversubscribed threads left the
+        // queue about once per acquisition and halved throughput.
+        let queue_limit = 2 * pause::pauses_for(SLEEP_WAKE_NS);
         let mut queued = 0;
         let Some(token) = self.spinners.acquire_while(|| {
             queued += 1;
-            queued < 2 * limit
+            queued < queue_limit
         }) else {
             return false;
         };
 
-        let mut s = self.state.load(Ordering::Relaxed);
-        let mut watched = owner(s);
-        let mut waited: u64 = 0;
+        let budget = pause::pauses_for(P::SPIN_BUDGET_NS);
+        let max_backoff = pause::pauses_for(BACKOFF_MAX_NS).max(1);
+        // Ask every acquisition to bump the stamp while we watch (Relaxed:
+        // the bit orders nothing; the acquisition CAS below is Acquire).
+        let mut s = self.state.fetch_or(SPINNING, Ordering::Relaxed) | SPINNING;
+        let first = s & STAMP_MASK;
+        let mut stamp = first;
+        let mut since_progress: u64 = 0;
+        let mut spun: u64 = 0;
+        let mut spun_to_progress: u64 = 0;
+        let mut backoff = 1;
         let mut yields = 0;
+        let mut yielded = false;
         let got = loop {
             if s & LOCKED == 0 {
                 match self.state.compare_exchange_weak(
                     s,
-                    s | LOCKED | me,
+                    acquired(s, me) & !SPINNING,
                     Ordering::Acquire,
                     Ordering::Relaxed,
                 ) {
@@ -378,12 +474,19 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                 // A sleeper is starving: leave the lock to it.
                 break false;
             }
-            if P::RESTART_ON_PROGRESS && owner(s) != watched {
-                watched = owner(s);
-                waited = 0;
+            if s & STAMP_MASK != stamp {
+                stamp = s & STAMP_MASK;
+                spun_to_progress = spun;
+                if P::RESTART_ON_PROGRESS {
+                    since_progress = 0;
+                    yielded = false;
+                }
             }
-            if waited >= limit {
-                if yields == MAX_YIELDS || self.sleepers.load(Ordering::Relaxed) == 0 {
+            if spun >= budget {
+                break false;
+            }
+            if since_progress >= limit {
+                if yielded || yields == MAX_YIELDS || self.sleepers.load(Ordering::Relaxed) == 0 {
                     break false;
                 }
                 // The owner has stalled, most likely preempted. When others
@@ -395,28 +498,46 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                 // the lock's line longer, slowing the owner.
                 yield_now();
                 yields += 1;
-                waited = 0;
+                yielded = true;
+                since_progress = 0;
             } else {
-                spin_loop();
-                waited += 1;
+                for _ in 0..backoff {
+                    spin_loop();
+                }
+                since_progress += backoff;
+                spun += backoff;
+                backoff = (backoff * 2).min(max_backoff);
             }
             s = self.state.load(Ordering::Relaxed);
         };
+        if !got {
+            self.state.fetch_and(!SPINNING, Ordering::Relaxed);
+        }
         // SAFETY: the token is this acquisition of the spinner queue.
         unsafe { self.spinners.release(token) };
         if P::LEARNS {
-            self.learn((waited as f64 * pause::ns_per_pause()) as u64);
+            // Time per hold while the lock moved: the holds that ended while
+            // we watched (those that began since we started, and, if we got
+            // the lock, the one we found), over the time until the last of
+            // them ended. A stall we gave up on is left out: it is what the
+            // mean exists to tell apart, and counting it would lengthen the
+            // patience that detects the next one.
+            let ended = turnovers(first, stamp) + u32::from(got);
+            let until = if got { spun } else { spun_to_progress };
+            if ended > 0 {
+                let per_hold = until as f64 * pause::ns_per_pause() / f64::from(ended);
+                self.learn(per_hold as u64);
+            }
         }
         got
     }
 
-    /// Folds one residual-hold sample into the lock's mean (weight 1/8).
+    /// Folds one time-per-hold sample into the lock's mean (weight 1/8).
     fn learn(&self, sample_ns: u64) {
         let sample = sample_ns.min(u64::from(u32::MAX)) as i64;
-        let mean = i64::from(self.mean_residual_ns.load(StatOrdering::Relaxed));
+        let mean = i64::from(self.mean_hold_ns.load(StatOrdering::Relaxed));
         let next = (mean + (sample - mean) / 8).max(1);
-        self.mean_residual_ns
-            .store(next as u32, StatOrdering::Relaxed);
+        self.mean_hold_ns.store(next as u32, StatOrdering::Relaxed);
     }
 
     /// The slow path: sleep on the futex until the mutex is ours, or until
@@ -433,7 +554,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             if s & LOCKED == 0 {
                 // Free. Having slept, take it marked contended: others may
                 // still sleep, and our unlock must then wake one.
-                let new = s | LOCKED | me | if slept { WAITERS } else { 0 };
+                let new = acquired(s, me) | if slept { WAITERS } else { 0 };
                 match self
                     .state
                     .compare_exchange(s, new, Ordering::Acquire, Ordering::Relaxed)
@@ -452,7 +573,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                 // Handed over to the slow path: pick it up.
                 match self.state.compare_exchange(
                     s,
-                    (s & !HANDOFF) | me,
+                    acquired(s & !HANDOFF, me),
                     Ordering::Acquire,
                     Ordering::Relaxed,
                 ) {
@@ -470,16 +591,18 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             if starvation.starving() {
                 want |= HANDOFF;
             }
-            if want != s {
-                if let Err(now) =
-                    self.state
-                        .compare_exchange(s, want, Ordering::Relaxed, Ordering::Relaxed)
-                {
-                    s = now;
-                    continue;
-                }
-                s = want;
+            // Always a read-modify-write, even when the flags are already
+            // set, and Release: a releaser whose CAS (Acquire) changes the
+            // word we sleep on then sees our `sleepers` increment, so it may
+            // skip the wake-up system call only when nobody can be asleep.
+            if let Err(now) =
+                self.state
+                    .compare_exchange(s, want, Ordering::Release, Ordering::Relaxed)
+            {
+                s = now;
+                continue;
             }
+            s = want;
             starvation.sleeping();
             if futex::wait(&self.state, s, deadline) == Wake::TimedOut {
                 return self.give_up(me);
@@ -497,8 +620,8 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         // after our Release) sees this.
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
         if P::LEARNS && slept {
-            let mean = self.mean_residual_ns.load(StatOrdering::Relaxed);
-            self.mean_residual_ns
+            let mean = self.mean_hold_ns.load(StatOrdering::Relaxed);
+            self.mean_hold_ns
                 .store(mean - mean / 16, StatOrdering::Relaxed);
         }
     }
@@ -516,9 +639,9 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             let (new, got) = if s & LOCKED == 0 {
-                (s | LOCKED | me | WAITERS, true)
+                (acquired(s, me) | WAITERS, true)
             } else if owner(s) == 0 {
-                ((s & !HANDOFF) | me, true)
+                (acquired(s & !HANDOFF, me), true)
             } else {
                 // Leave. Our HANDOFF request goes (a starving peer asks
                 // again); WAITERS stays set, so the holder's unlock wakes
@@ -547,7 +670,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     #[inline]
     pub unsafe fn release(&self) {
         let s = self.state.load(Ordering::Relaxed);
-        if s & (WAITERS | HANDOFF) != 0
+        if s & (WAITERS | HANDOFF | SPINNING) != 0
             || self
                 .state
                 .compare_exchange(s, 0, Ordering::Release, Ordering::Relaxed)
@@ -576,16 +699,23 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             let hand_over = (fair || s & HANDOFF != 0)
                 && s & WAITERS != 0
                 && self.sleepers.load(Ordering::Relaxed) > 0;
-            let new = if hand_over { LOCKED | WAITERS } else { 0 };
+            let new = (s & (STAMP_MASK | SPINNING)) | if hand_over { LOCKED | WAITERS } else { 0 };
             // Acquire on failure: after losing against a timed waiter's
             // leaving CAS, the next `sleepers` load sees it uncounted.
             match self
                 .state
-                .compare_exchange(s, new, Ordering::Release, Ordering::Acquire)
+                .compare_exchange(s, new, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => break,
                 Err(now) => s = now,
             }
+        }
+        // WAITERS is conservative (a thread that slept sets it again when it
+        // takes the lock, in case others still sleep); the count is exact
+        // about who may be asleep, so a release after the last sleeper left
+        // makes no system call.
+        if s & WAITERS != 0 && self.sleepers.load(Ordering::Relaxed) == 0 {
+            return;
         }
         if s & WAITERS != 0 {
             futex::wake_one(&self.state);
@@ -598,9 +728,9 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         self.state.load(Ordering::Relaxed) & LOCKED != 0
     }
 
-    /// The lock's learnt mean residual hold time, ns (0: nothing learnt).
-    pub fn mean_residual_ns(&self) -> u32 {
-        self.mean_residual_ns.load(StatOrdering::Relaxed)
+    /// The lock's learnt mean time per hold, ns (0: nothing learnt).
+    pub fn mean_hold_ns(&self) -> u32 {
+        self.mean_hold_ns.load(StatOrdering::Relaxed)
     }
 }
 
@@ -687,6 +817,44 @@ mod tests {
         // SAFETY: held.
         unsafe { m.release() };
         assert_eq!(m.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn acquisitions_move_the_stamp_only_while_a_spinner_watches() {
+        let m = Adaptive::new();
+        m.acquire();
+        // SAFETY: held.
+        unsafe { m.release() };
+        assert_eq!(
+            m.state.load(Ordering::Relaxed),
+            0,
+            "no stamp without a spinner"
+        );
+        m.state.fetch_or(SPINNING, Ordering::Relaxed);
+        let before = m.state.load(Ordering::Relaxed);
+        for _ in 0..3 {
+            // The fast path fails on the flagged word; the steal before
+            // queueing takes it and bumps the stamp.
+            m.acquire();
+            let s = m.state.load(Ordering::Relaxed);
+            assert_eq!(s & (LOCKED | SPINNING), LOCKED | SPINNING);
+            assert_eq!(owner(s), thread_index::current() + 1);
+            // SAFETY: held.
+            unsafe { m.release() };
+        }
+        let after = m.state.load(Ordering::Relaxed);
+        assert_eq!(after & !STAMP_MASK, SPINNING, "released, flag kept");
+        assert_eq!(turnovers(before & STAMP_MASK, after & STAMP_MASK), 3);
+    }
+
+    #[test]
+    fn the_stamp_wraps_and_keeps_flags_and_owner_apart() {
+        let top = STAMP_MASK | WAITERS | SPINNING;
+        let next = acquired(top, 7 << OWNER_SHIFT);
+        assert_eq!(next & STAMP_MASK, 0, "wrapped");
+        assert_eq!(next & FLAGS, LOCKED | WAITERS | SPINNING);
+        assert_eq!(owner(next), 7);
+        assert_eq!(turnovers(top & STAMP_MASK, next & STAMP_MASK), 1);
     }
 
     #[test]
@@ -822,18 +990,18 @@ mod tests {
     #[test]
     fn spinners_learn_short_holds_and_stop_spinning_on_long_ones() {
         // Long holds (well beyond the sleep/wake cost) seen by spinners
-        // push the mean residual up until contenders sleep at once.
+        // push the mean up until contenders sleep at once.
         let m = Adaptive::new();
         for _ in 0..64 {
             m.learn(SLEEP_WAKE_NS * 4);
         }
-        assert_eq!(AdaptiveSpin::patience_ns(m.mean_residual_ns()), 0);
+        assert_eq!(AdaptiveSpin::patience_ns(m.mean_hold_ns()), 0);
         // Short ones bring spinning back, with patience a few times the mean.
         for _ in 0..64 {
             m.learn(200);
         }
-        let p = AdaptiveSpin::patience_ns(m.mean_residual_ns());
+        let p = AdaptiveSpin::patience_ns(m.mean_hold_ns());
         assert!((MIN_PATIENCE_NS..SLEEP_WAKE_NS).contains(&p), "{p}");
-        assert_eq!(FixedSpin::patience_ns(m.mean_residual_ns()), SLEEP_WAKE_NS);
+        assert_eq!(FixedSpin::patience_ns(m.mean_hold_ns()), SLEEP_WAKE_NS);
     }
 }

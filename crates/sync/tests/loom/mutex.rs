@@ -40,6 +40,7 @@ impl SpinPolicy for NoSpin {
     const INFO: LockInfo = FixedSpin::INFO;
     const RESTART_ON_PROGRESS: bool = false;
     const LEARNS: bool = false;
+    const SPIN_BUDGET_NS: u64 = 0;
     fn patience_ns(_: u32) -> u64 {
         0
     }
