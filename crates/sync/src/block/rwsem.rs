@@ -837,6 +837,8 @@ mod tests {
         assert_eq!(s.a, THREADS * ITERS / 4);
     }
 
+    /// Writer preference, not the handoff, lets this writer in: once it
+    /// waits, new readers are turned away and the current ones drain.
     #[test]
     fn a_writer_gets_in_while_readers_keep_reading() {
         let _w = Watchdog::new("a_writer_gets_in_while_readers_keep_reading", HANG);
@@ -862,6 +864,10 @@ mod tests {
         assert_eq!(l.into_inner().a, 50);
     }
 
+    /// A liveness smoke test: readers make progress among busy writers.
+    /// Here they get in through the gaps between writers, so this passes
+    /// even without the starvation handoff; the two `a_starved_…` tests
+    /// below check the handoff itself, and fail without it.
     #[test]
     fn readers_get_in_while_writers_keep_writing() {
         let _w = Watchdog::new("readers_get_in_while_writers_keep_writing", HANG);
@@ -887,6 +893,100 @@ mod tests {
             }
             stop.store(true, Ordering::Relaxed);
         });
+    }
+
+    /// Waits until `cond` holds, in steps of [`HANDOFF_AFTER`]; false if it
+    /// does not within 20 s (the caller then releases what it holds before
+    /// failing, so that the test ends instead of hanging).
+    fn within_20s(cond: impl Fn() -> bool) -> bool {
+        let give_up = Instant::now() + Duration::from_secs(20);
+        while !cond() {
+            if Instant::now() >= give_up {
+                return false;
+            }
+            std::thread::sleep(HANDOFF_AFTER);
+        }
+        true
+    }
+
+    /// A reader blocked behind a writer for longer than [`HANDOFF_AFTER`]
+    /// claims the readers' handoff; a writer that arrives afterwards must
+    /// wait for the reader, though this lock otherwise prefers writers
+    /// (without the handoff, the writer would go first, and a stream of
+    /// writers could keep the reader out for ever).
+    #[test]
+    fn a_starved_reader_gets_in_ahead_of_a_later_writer() {
+        let _w = Watchdog::new("a_starved_reader_gets_in_ahead_of_a_later_writer", HANG);
+        let l = RawRwSem::new();
+        let order = AtomicU64::new(0);
+        let (reader_at, writer_at) = (AtomicU64::new(0), AtomicU64::new(0));
+        let bit = |f: u32| l.state.load(Ordering::SeqCst) & f != 0;
+        l.acquire_exclusive();
+        let claimed = std::thread::scope(|s| {
+            s.spawn(|| {
+                l.acquire_shared();
+                reader_at.store(order.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                // SAFETY: acquired just above.
+                unsafe { l.release_shared() };
+            });
+            until(|| bit(R_WAIT));
+            // The reader re-checks every HANDOFF_AFTER and claims the
+            // handoff once it has been blocked that long.
+            let claimed = within_20s(|| bit(HANDOFF) && bit(HANDOFF_R));
+            s.spawn(|| {
+                l.acquire_exclusive();
+                writer_at.store(order.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                // SAFETY: acquired just above.
+                unsafe { l.release_exclusive() };
+            });
+            until(|| bit(W_WAIT));
+            // SAFETY: taken above by this thread.
+            unsafe { l.release_exclusive() };
+            claimed
+        });
+        assert!(claimed, "the starved reader never claimed the handoff");
+        let (r, w) = (reader_at.into_inner(), writer_at.into_inner());
+        assert!(r > 0 && w > 0, "both got in");
+        assert!(r < w, "the later writer got in before the starved reader");
+    }
+
+    /// A writer blocked for longer than [`HANDOFF_AFTER`] claims the
+    /// handoff; the holder's unlock then leaves the lock to it, and a
+    /// newcomer (here the old holder, trying again at once) cannot take it.
+    #[test]
+    fn a_starved_writer_cannot_be_overtaken_by_a_newcomer() {
+        let _w = Watchdog::new("a_starved_writer_cannot_be_overtaken_by_a_newcomer", HANG);
+        let l = RawRwSem::new();
+        let got = AtomicBool::new(false);
+        let bit = |f: u32| l.state.load(Ordering::SeqCst) & f != 0;
+        l.acquire_exclusive();
+        let result = std::thread::scope(|s| {
+            s.spawn(|| {
+                l.acquire_exclusive();
+                got.store(true, Ordering::SeqCst);
+                // SAFETY: acquired just above.
+                unsafe { l.release_exclusive() };
+            });
+            until(|| bit(W_WAIT));
+            let claimed = within_20s(|| bit(HANDOFF)) && !bit(HANDOFF_R);
+            // SAFETY: taken above by this thread.
+            unsafe { l.release_exclusive() };
+            let stolen = !got.load(Ordering::SeqCst) && l.try_acquire_exclusive();
+            if stolen {
+                // SAFETY: just taken; give it back so the writer can finish.
+                unsafe { l.release_exclusive() };
+            }
+            (claimed, stolen)
+        });
+        assert!(
+            result.0,
+            "the starved writer never claimed a writer's handoff"
+        );
+        assert!(
+            !result.1,
+            "a newcomer took a lock handed to a starved writer"
+        );
+        assert!(got.into_inner());
     }
 
     /// The documented deadlock, observed without hanging: this thread holds
