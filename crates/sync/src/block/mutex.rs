@@ -306,7 +306,7 @@ fn acquired(s: u32, me: u32) -> u32 {
     (s & FLAGS) | (s.wrapping_add(STAMP_ONE) & STAMP_MASK) | LOCKED | me
 }
 
-/// Acquisitions between two stamps (modulo the stamp's 15 bits).
+/// Acquisitions between two stamps (modulo the stamp's 14 bits).
 #[inline]
 fn turnovers(from: u32, to: u32) -> u32 {
     (to.wrapping_sub(from) & STAMP_MASK) >> STAMP_SHIFT

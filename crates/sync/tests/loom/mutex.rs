@@ -4,10 +4,11 @@
 //! unlock, and the give-up path of a timed acquisition (under loom a timed
 //! futex wait times out at once).
 //!
-//! A spinner under loom never runs out of patience: each `spin_loop()` is a
-//! yield, after which loom runs the other threads, so the holder always
-//! releases first. The sleep path is therefore checked with a policy that
-//! never spins ([`NoSpin`]), and the spin path with the real ones.
+//! Under loom a pause count is 1 or 2, so the real policies run out of
+//! their total budget before their patience: the sleep path is checked
+//! with a policy that never spins ([`NoSpin`]), the spin path with the real
+//! ones, and the yield path (patience out while others sleep) with
+//! [`YieldingSpin`].
 
 use crate::extra;
 use crate::harness::{self, ModelLock};
@@ -46,6 +47,22 @@ impl SpinPolicy for NoSpin {
     }
 }
 
+/// Spins with a patience of one look and a budget of two (loom's pause
+/// counts are clamped to 1–2), so that a spinner whose lock does not move
+/// reaches the yield path when another thread sleeps: three threads, one
+/// holding, one asleep, one spinning.
+enum YieldingSpin {}
+
+impl SpinPolicy for YieldingSpin {
+    const INFO: LockInfo = AdaptiveSpin::INFO;
+    const RESTART_ON_PROGRESS: bool = true;
+    const LEARNS: bool = false;
+    const SPIN_BUDGET_NS: u64 = 2_000;
+    fn patience_ns(_: u32) -> u64 {
+        500
+    }
+}
+
 /// The sleeping mutex released with `unlock_fair` (always hand over).
 struct Fair(RawHybridMutex<NoSpin>);
 
@@ -74,6 +91,34 @@ fn mutex_two_threads_twice() {
 #[test]
 fn mutex_three_threads_once() {
     extra::mutual_exclusion_bounded::<RawHybridMutex<AdaptiveSpin>>(3, 1, 1);
+}
+
+/// The yield path: the holder (this thread) is blocked in `join`, so the
+/// lock cannot move; one timed contender sleeps (counted) while the other
+/// spinner runs out of patience and yields. Under loom a timed sleep times
+/// out at once, so both give up, and the lock must still work afterwards.
+/// A panic planted in the yield branch showed that loom reaches it here
+/// (and not in the plain three-thread check, whose holder always runs).
+#[test]
+fn mutex_yield_path_with_a_blocked_holder() {
+    harness::builder().check(|| {
+        let m = Arc::new(RawHybridMutex::<YieldingSpin>::new());
+        m.acquire();
+        let contenders: Vec<_> = (0..2)
+            .map(|_| {
+                let m = m.clone();
+                loom::thread::spawn(move || m.acquire_until(Instant::now()))
+            })
+            .collect();
+        for c in contenders {
+            assert!(!c.join().unwrap(), "took a lock this thread holds");
+        }
+        // SAFETY: acquired above by this thread.
+        unsafe { m.release() };
+        assert!(m.try_acquire(), "left locked");
+        // SAFETY: just acquired.
+        unsafe { m.release() };
+    });
 }
 
 #[test]
