@@ -22,6 +22,107 @@ pub fn detect() -> Machine {
         rustc: env!("LOCKLAB_RUSTC").to_string(),
         git_rev: env!("LOCKLAB_GIT_REV").to_string(),
         hostname,
+        c2c_round_trip_ns: c2c_round_trip_ns(),
+    }
+}
+
+/// Round trips per timed batch of [`c2c_round_trip_ns`].
+const C2C_TRIPS: u32 = 5_000;
+/// Batches timed; the fastest counts (interruptions only add time).
+const C2C_BATCHES: u32 = 5;
+
+/// The round trip of one cache line between the first two CPUs this
+/// process may run on: one thread on each, pinned, passing a flag back and
+/// forth. About 5–30 ms. `None` with fewer than two CPUs or when pinning
+/// is refused.
+pub fn c2c_round_trip_ns() -> Option<f64> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let cpus = allowed_cpus();
+    let (a, b) = (*cpus.first()?, *cpus.get(1)?);
+    let flag = crossbeam_utils::CachePadded::new(AtomicU32::new(0));
+    let flag = &flag;
+    std::thread::scope(|s| {
+        let other = s.spawn(move || {
+            if !pin(b) {
+                // Tell the timer we are not coming (it waits for 1 first).
+                flag.store(u32::MAX, Ordering::Release);
+                return;
+            }
+            flag.store(1, Ordering::Release);
+            for _ in 0..C2C_BATCHES * C2C_TRIPS {
+                while flag.load(Ordering::Acquire) != 2 {
+                    core::hint::spin_loop();
+                }
+                flag.store(1, Ordering::Release);
+            }
+        });
+        let pinned = pin(a);
+        loop {
+            match flag.load(Ordering::Acquire) {
+                1 => break,
+                u32::MAX => return None,
+                _ => core::hint::spin_loop(),
+            }
+        }
+        let mut best = f64::INFINITY;
+        for _ in 0..C2C_BATCHES {
+            let t = std::time::Instant::now();
+            for _ in 0..C2C_TRIPS {
+                flag.store(2, Ordering::Release);
+                while flag.load(Ordering::Acquire) != 1 {
+                    core::hint::spin_loop();
+                }
+            }
+            best = best.min(t.elapsed().as_nanos() as f64 / f64::from(C2C_TRIPS));
+        }
+        let _ = other.join();
+        // Unpin this thread again: it goes on to run the benchmark.
+        unpin(&cpus);
+        (pinned && best.is_finite()).then_some(best)
+    })
+}
+
+/// The CPUs this process may run on, in order.
+fn allowed_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `set` is a plain bitmask that the kernel fills.
+    unsafe {
+        let mut set: libc::cpu_set_t = core::mem::zeroed();
+        if libc::sched_getaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            return (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
+/// Pins the calling thread to `cpu`; whether that worked.
+fn pin(cpu: usize) -> bool {
+    set_affinity(&[cpu])
+}
+
+/// Lets the calling thread run on `cpus` again.
+fn unpin(cpus: &[usize]) {
+    set_affinity(cpus);
+}
+
+fn set_affinity(cpus: &[usize]) -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `set` is a plain bitmask the libc macros fill; the call only
+    // reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = core::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        return libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &set) == 0;
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = cpus;
+        false
     }
 }
 
@@ -204,6 +305,33 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The round trip is measured with two CPUs and not without; either
+    /// way the calling thread may run where it could before (benchmark
+    /// threads inherit its affinity, so a leftover pin would put them all
+    /// on one CPU).
+    #[test]
+    fn round_trip_measures_and_leaves_the_caller_unpinned() {
+        let before = allowed_cpus();
+        let rt = c2c_round_trip_ns();
+        assert_eq!(allowed_cpus(), before, "affinity not restored");
+        if before.len() >= 2 {
+            let ns = rt.expect("two CPUs to pin to");
+            // One line there and back: more than a cycle, less than a
+            // millisecond on any machine that can run the lab.
+            assert!((0.1..1e6).contains(&ns), "{ns} ns");
+        } else {
+            assert_eq!(rt, None);
+        }
+        // Restricted to one CPU, there is nothing to measure.
+        std::thread::spawn(move || {
+            assert!(pin(before[0]));
+            assert_eq!(c2c_round_trip_ns(), None);
+            assert_eq!(allowed_cpus(), vec![before[0]]);
+        })
+        .join()
+        .unwrap();
+    }
 
     fn is_leap(y: i64) -> bool {
         (y % 4 == 0 && y % 100 != 0) || y % 400 == 0

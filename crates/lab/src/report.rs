@@ -159,7 +159,13 @@ fn header(out: &mut String, meta: &RunMeta) {
         m.rustc.clone(),
         format!("git {}", m.git_rev),
         format!("host {}", m.hostname),
-    ];
+    ]
+    .into_iter()
+    .chain(
+        m.c2c_round_trip_ns
+            .map(|ns| format!("cache-line round trip {}", fmt_ns(ns))),
+    )
+    .collect::<Vec<_>>();
     wrapped(out, "command", std::slice::from_ref(&meta.command));
     wrapped(out, "machine", &machine);
     wrapped(out, "params", &params_items(&meta.params));
@@ -633,6 +639,7 @@ mod tests {
                 rustc: "rustc 1.85.0".into(),
                 git_rev: "abc1234".into(),
                 hostname: "box".into(),
+                c2c_round_trip_ns: Some(480.0),
             },
             started: "2025-03-01T14:05:09Z".into(),
             finished: complete.then(|| "2025-03-01T14:09:40Z".into()),

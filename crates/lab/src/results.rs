@@ -21,6 +21,13 @@ pub struct Machine {
     pub git_rev: String,
     /// Host name.
     pub hostname: String,
+    /// Round trip of one cache line between the first two CPUs the lab may
+    /// run on, ns, measured as the run starts (`None` with one CPU, or when
+    /// the threads could not be pinned; and for runs stored before it was
+    /// recorded). Contended results move with it: on a VM it can change
+    /// from one minute to the next.
+    #[serde(default)]
+    pub c2c_round_trip_ns: Option<f64>,
 }
 
 /// A run: one invocation of a benchmark command.

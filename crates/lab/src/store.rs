@@ -46,10 +46,16 @@ pub struct Migration {
 
 /// Every schema step in order; the schema this build writes is
 /// `MIGRATIONS.len()`. Version 0 is an empty file.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    what: "create runs, points and reps (schema 1)",
-    apply: |tx| tx.execute_batch(SCHEMA_V1),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        what: "create runs, points and reps (schema 1)",
+        apply: |tx| tx.execute_batch(SCHEMA_V1),
+    },
+    Migration {
+        what: "add the machine's cache-line round trip to runs (schema 2)",
+        apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN machine_c2c_ns REAL;"),
+    },
+];
 
 /// The newest schema version this build reads and writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -255,8 +261,8 @@ impl Store {
             .execute(
                 "INSERT INTO runs (kind, command, params, started, finished, complete,
                     machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
-                    machine_rustc, machine_git_rev, machine_hostname)
-                 VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
+                 VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     meta.kind,
                     meta.command,
@@ -269,6 +275,7 @@ impl Store {
                     m.rustc,
                     m.git_rev,
                     m.hostname,
+                    m.c2c_round_trip_ns,
                 ],
             )
             .map_err(|e| self.err("cannot store the run", e))?;
@@ -381,7 +388,7 @@ impl Store {
             .query_map([], |row| {
                 Ok(RunSummary {
                     meta: run_from_row(row)?,
-                    points: row.get::<_, i64>(14)? as usize,
+                    points: row.get::<_, i64>(15)? as usize,
                 })
             })
             .map_err(fail)?;
@@ -447,7 +454,7 @@ impl Store {
 /// The run columns in the order `run_from_row` reads them.
 const RUN_COLUMNS: &str = "id, kind, command, params, started, finished, complete,
     machine_cpu, machine_cores, machine_tsc_hz, machine_kernel, machine_rustc,
-    machine_git_rev, machine_hostname";
+    machine_git_rev, machine_hostname, machine_c2c_ns";
 
 fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunMeta> {
     Ok(RunMeta {
@@ -466,6 +473,7 @@ fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunMeta> {
             rustc: row.get(11)?,
             git_rev: row.get(12)?,
             hostname: row.get(13)?,
+            c2c_round_trip_ns: row.get(14)?,
         },
     })
 }
@@ -606,6 +614,7 @@ mod tests {
                 rustc: "rustc 1.85.0".into(),
                 git_rev: "abc1234-dirty".into(),
                 hostname: "box".into(),
+                c2c_round_trip_ns: Some(123.5),
             },
             started: "2025-03-01T14:05:09Z".into(),
             finished: None,
@@ -921,17 +930,19 @@ mod tests {
             store.add_point(run, &point("tas", 1)).unwrap();
             run
         };
-        // A future schema 2 that this build's schema 1 file must reach.
-        let steps = [
-            Migration {
-                what: MIGRATIONS[0].what,
-                apply: MIGRATIONS[0].apply,
-            },
-            Migration {
-                what: "add runs.note",
-                apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN note TEXT;"),
-            },
-        ];
+        // A future schema, one step past this build's, that this build's
+        // file must reach.
+        let mut steps: Vec<Migration> = MIGRATIONS
+            .iter()
+            .map(|m| Migration {
+                what: m.what,
+                apply: m.apply,
+            })
+            .collect();
+        steps.push(Migration {
+            what: "add runs.note",
+            apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN note TEXT;"),
+        });
         let conn = Connection::open(db(&dir)).unwrap();
         let mut store = Store {
             conn,
@@ -939,11 +950,53 @@ mod tests {
         };
         store.check_and_migrate(&steps).unwrap();
         let (_, version, _) = header(&db(&dir));
-        assert_eq!(version, 2);
+        assert_eq!(version, SCHEMA_VERSION + 1);
         assert_eq!(store.load(run).unwrap().1, vec![point("tas", 1)]);
         // And this build now refuses it as newer.
         drop(store);
-        expect_input_err(Store::open(&db(&dir)), "newer locklab (schema 2");
+        expect_input_err(
+            Store::open(&db(&dir)),
+            &format!("newer locklab (schema {}", SCHEMA_VERSION + 1),
+        );
+    }
+
+    /// A file written by the first schema (before the machine's cache-line
+    /// round trip was recorded) opens, migrates, and keeps its runs, which
+    /// read back without a round trip.
+    #[test]
+    fn a_schema_1_file_gains_the_round_trip_column() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            let mut store = Store {
+                conn,
+                path: db(&dir),
+            };
+            store
+                .check_and_migrate(&[Migration {
+                    what: MIGRATIONS[0].what,
+                    apply: MIGRATIONS[0].apply,
+                }])
+                .unwrap();
+            store
+                .conn
+                .execute(
+                    "INSERT INTO runs (kind, command, params, started, finished, complete,
+                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                        machine_rustc, machine_git_rev, machine_hostname)
+                     VALUES ('bench spin', 'locklab bench spin', '{}', 't0', NULL, 0,
+                        'cpu', 2, NULL, 'k', 'r', 'g', 'h')",
+                    [],
+                )
+                .unwrap();
+        }
+        assert_eq!(header(&db(&dir)).1, 1);
+        let store = Store::open(&db(&dir)).unwrap();
+        assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
+        let (meta, points) = store.load(1).unwrap();
+        assert_eq!(meta.machine.c2c_round_trip_ns, None);
+        assert_eq!(meta.machine.cpu_model, "cpu");
+        assert!(points.is_empty());
     }
 
     fn same_f64(a: f64, b: f64) -> bool {
