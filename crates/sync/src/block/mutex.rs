@@ -939,29 +939,36 @@ mod tests {
                 // SAFETY: held by this thread.
                 unsafe { m.release() };
                 if !m.try_acquire() {
-                    return false; // the sleeper won the race; try again
+                    return None; // the sleeper won the race; try again
                 }
                 // The sleeper wakes, finds the lock taken after more than
                 // HANDOFF_AFTER asleep, and asks for a handoff.
+                // (On failure, release first and assert after the scope,
+                // so that the test fails instead of hanging.)
                 let give_up = Instant::now() + Duration::from_secs(20);
+                let mut asked = true;
                 while m.state.load(Ordering::Relaxed) & HANDOFF == 0 {
-                    assert!(Instant::now() < give_up, "no handoff request");
+                    if Instant::now() >= give_up {
+                        asked = false;
+                        break;
+                    }
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 // SAFETY: held by this thread.
                 unsafe { m.release() };
                 // Taking it now is only allowed once the sleeper has been
                 // through (it may have been awake and quick).
-                let stolen = m.try_acquire() && !got.load(Ordering::SeqCst);
+                let stolen = asked && m.try_acquire() && !got.load(Ordering::SeqCst);
                 if stolen {
                     // SAFETY: just taken; give it back so the sleeper ends.
                     unsafe { m.release() };
                 }
-                assert!(!stolen, "a newcomer stole a lock due to a starving sleeper");
-                true
+                Some((asked, stolen))
             });
             assert!(got.load(Ordering::SeqCst));
-            if done {
+            if let Some((asked, stolen)) = done {
+                assert!(asked, "no handoff request");
+                assert!(!stolen, "a newcomer stole a lock due to a starving sleeper");
                 return;
             }
         }
