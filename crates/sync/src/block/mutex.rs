@@ -948,6 +948,13 @@ mod tests {
                 let give_up = Instant::now() + Duration::from_secs(20);
                 let mut asked = true;
                 while m.state.load(Ordering::Relaxed) & HANDOFF == 0 {
+                    if got.load(Ordering::SeqCst) {
+                        // The sleeper slipped in between our release and
+                        // our try and is gone: nobody left to ask. Retry.
+                        // SAFETY: held by this thread.
+                        unsafe { m.release() };
+                        return None;
+                    }
                     if Instant::now() >= give_up {
                         asked = false;
                         break;
