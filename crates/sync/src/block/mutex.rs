@@ -961,6 +961,11 @@ mod tests {
                     }
                     std::thread::sleep(Duration::from_millis(1));
                 }
+                // Let the sleeper get back into the futex after asking, so
+                // that a release which did not hand over would leave the
+                // lock free for our try below (an awake sleeper could take
+                // it first and hide the fault).
+                std::thread::sleep(Duration::from_millis(5));
                 // SAFETY: held by this thread.
                 unsafe { m.release() };
                 // Taking it now is only allowed once the sleeper has been
