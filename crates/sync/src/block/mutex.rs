@@ -65,7 +65,7 @@
 //! where both are bistable at two threads.
 //!
 //! The spinner at the head of the queue looks at the word with exponential
-//! backoff, up to [`BACKOFF_MAX_NS`] between looks: looking less often lets
+//! backoff, up to `BACKOFF_MAX_NS` (4 µs) between looks: looking less often lets
 //! a busy owner take the lock back several times in a row instead of
 //! losing every release to the spinner, which saves a cache-line transfer
 //! per acquisition. The other spinners wait in the queue, each on its own
