@@ -80,33 +80,19 @@ pub enum BenchKind {
     Lhp(LhpArgs),
 }
 
-/// Parameters of `bench lhp`.
+/// The workload options `bench spin` and `bench lhp` share (their delay
+/// and duration defaults differ, so those stay with each command).
 #[derive(Debug, Args)]
-pub struct LhpArgs {
-    /// Locks: comma-separated names or `all` (see `locklab locks`).
-    #[arg(long, default_value = "all")]
-    pub locks: String,
-    /// Thread counts as multiples of the cores, comma-separated (one thread is always measured too).
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_multiples, default_value = "1,2,4,8")]
-    pub multiples: ThreadList,
+pub struct Workload {
     /// Busy work inside the critical section, ns.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "100")]
     pub cs_ns: u64,
     /// Shared cache lines written inside the critical section.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_lines, default_value = "1")]
     pub cs_lines: usize,
-    /// Mean delay between acquisitions, ns.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "0")]
-    pub delay_ns: u64,
     /// Distribution of the delay.
     #[arg(long, value_enum, default_value = "exp")]
     pub delay_dist: DelayDist,
-    /// Measured seconds per repetition.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.5")]
-    pub secs: f64,
-    /// Repetitions per point.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
-    pub reps: u32,
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
     pub pin: bool,
@@ -119,6 +105,28 @@ pub struct LhpArgs {
     pub stall_ns: Option<u64>,
 }
 
+/// Parameters of `bench lhp`.
+#[derive(Debug, Args)]
+pub struct LhpArgs {
+    /// Locks: comma-separated names or `all` (see `locklab locks`).
+    #[arg(long, default_value = "all")]
+    pub locks: String,
+    /// Thread counts as multiples of the cores, comma-separated (one thread is always measured too).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_multiples, default_value = "1,2,4,8")]
+    pub multiples: ThreadList,
+    #[command(flatten)]
+    pub work: Workload,
+    /// Mean delay between acquisitions, ns.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "0")]
+    pub delay_ns: u64,
+    /// Measured seconds per repetition.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.5")]
+    pub secs: f64,
+    /// Repetitions per point.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+}
+
 /// Parameters of `bench spin`.
 #[derive(Debug, Args)]
 pub struct SpinArgs {
@@ -128,34 +136,17 @@ pub struct SpinArgs {
     /// Thread counts, comma-separated (oversubscription allowed, up to 256).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_threads, default_value = "1,2,4,8")]
     pub threads: ThreadList,
-    /// Busy work inside the critical section, ns.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "100")]
-    pub cs_ns: u64,
-    /// Shared cache lines written inside the critical section.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_lines, default_value = "1")]
-    pub cs_lines: usize,
+    #[command(flatten)]
+    pub work: Workload,
     /// Mean delay between acquisitions, ns.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "200")]
     pub delay_ns: u64,
-    /// Distribution of the delay.
-    #[arg(long, value_enum, default_value = "exp")]
-    pub delay_dist: DelayDist,
     /// Measured seconds per repetition.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "1")]
     pub secs: f64,
     /// Repetitions per point.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
     pub reps: u32,
-    /// Pin thread i to CPU i mod cores.
-    #[arg(long)]
-    pub pin: bool,
-    /// Every N acquisitions, each thread blocks inside its critical section
-    /// for --stall-ns (a holder off its CPU); 0 = never.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_stall_every, default_value = "0")]
-    pub stall_every: u64,
-    /// How long a stalled holder blocks, ns (with --stall-every; default 50000).
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns)]
-    pub stall_ns: Option<u64>,
 }
 
 /// Parameters of `bench uncontended`.

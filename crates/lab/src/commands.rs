@@ -3,7 +3,9 @@
 use crate::bench::{
     self, spin::SpinConfig, uncontended, workload::DelayDist, Progress, SpinPlan, UncontendedPlan,
 };
-use crate::cli::{BenchKind, Cli, Cmd, LhpArgs, RunRef, SpinArgs, TortureArgs, UncontendedArgs};
+use crate::cli::{
+    BenchKind, Cli, Cmd, LhpArgs, RunRef, SpinArgs, TortureArgs, UncontendedArgs, Workload,
+};
 use crate::error::{LabError, Result};
 use crate::registry::{self, Entry};
 use crate::results::RunMeta;
@@ -201,15 +203,16 @@ fn stall(every: u64, ns: Option<u64>) -> Result<(u64, u64)> {
     }
 }
 
-fn spin_cfg(a: &SpinArgs) -> Result<SpinConfig> {
-    let (stall_every, stall_ns) = stall(a.stall_every, a.stall_ns)?;
+/// The contention workload of `bench spin` and `bench lhp`.
+fn spin_cfg(w: &Workload, delay_ns: u64, secs: f64) -> Result<SpinConfig> {
+    let (stall_every, stall_ns) = stall(w.stall_every, w.stall_ns)?;
     Ok(SpinConfig {
-        cs_ns: a.cs_ns,
-        cs_lines: a.cs_lines,
-        delay_ns: a.delay_ns,
-        delay_dist: a.delay_dist,
-        secs: a.secs,
-        pin: a.pin,
+        cs_ns: w.cs_ns,
+        cs_lines: w.cs_lines,
+        delay_ns,
+        delay_dist: w.delay_dist,
+        secs,
+        pin: w.pin,
         stall_every,
         stall_ns,
     })
@@ -225,7 +228,7 @@ fn bench_spin(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
         locks: registry::parse_list(&a.locks)?,
         threads: a.threads.0.clone(),
         reps: a.reps,
-        cfg: spin_cfg(a)?,
+        cfg: spin_cfg(&a.work, a.delay_ns, a.secs)?,
     };
     let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "spin": plan.cfg });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
@@ -259,22 +262,12 @@ fn lhp_threads(multiples: &[u32]) -> Result<Vec<u32>> {
 }
 
 fn bench_lhp(cli: &Cli, argv: &[String], a: &LhpArgs) -> Result<i32> {
-    let (stall_every, stall_ns) = stall(a.stall_every, a.stall_ns)?;
     let plan = SpinPlan {
         bench: "lhp",
         locks: registry::parse_list(&a.locks)?,
         threads: lhp_threads(&a.multiples.0)?,
         reps: a.reps,
-        cfg: SpinConfig {
-            cs_ns: a.cs_ns,
-            cs_lines: a.cs_lines,
-            delay_ns: a.delay_ns,
-            delay_dist: a.delay_dist,
-            secs: a.secs,
-            pin: a.pin,
-            stall_every,
-            stall_ns,
-        },
+        cfg: spin_cfg(&a.work, a.delay_ns, a.secs)?,
     };
     let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "lhp": plan.cfg });
     let progress = Progress::new(plan.units(), progress_quiet(cli));

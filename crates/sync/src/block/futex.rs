@@ -66,7 +66,22 @@ pub fn wait(word: &AtomicU32, expected: u32, deadline: Option<Instant>) -> Wake 
 /// Wakes up to `n` threads sleeping on `word`; returns how many woke.
 #[inline]
 pub fn wake(word: &AtomicU32, n: u32) -> u32 {
+    #[cfg(all(test, not(loom)))]
+    WAKE_CALLS.with(|w| w.set(w.get() + 1));
     imp::wake(word, n)
+}
+
+#[cfg(all(test, not(loom)))]
+std::thread_local! {
+    /// Wake system calls made by this thread, for tests of the locks that
+    /// promise to make none when nobody sleeps.
+    static WAKE_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Wake calls this thread has made so far (tests only).
+#[cfg(all(test, not(loom)))]
+pub(crate) fn wake_calls() -> u64 {
+    WAKE_CALLS.with(std::cell::Cell::get)
 }
 
 /// Wakes one thread sleeping on `word`; returns whether one woke.

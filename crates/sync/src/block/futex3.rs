@@ -118,8 +118,6 @@ impl RawFutex3 {
     #[cold]
     #[inline(never)]
     fn wake_one(&self) {
-        #[cfg(all(test, not(loom)))]
-        tests::WAKES.with(|w| w.set(w.get() + 1));
         futex::wake_one(&self.state);
     }
 
@@ -194,17 +192,9 @@ pub use raw::Futex3Mutex;
 mod tests {
     use super::*;
     use crate::util::testing::{self, Watchdog, HANG};
-    use std::cell::Cell;
     use std::time::Duration;
 
-    thread_local! {
-        /// Futex wakes issued by this thread's releases.
-        pub(super) static WAKES: Cell<u64> = const { Cell::new(0) };
-    }
-
-    fn wakes() -> u64 {
-        WAKES.with(Cell::get)
-    }
+    use crate::block::futex::wake_calls as wakes;
 
     /// Waits until another thread has announced itself as a sleeper.
     fn until_contended(l: &RawFutex3) {

@@ -452,8 +452,6 @@ impl<L: SpinCore> SpinPark<L> {
     #[inline(never)]
     fn wake_one(&self) {
         self.epoch.fetch_add(1, Ordering::Relaxed);
-        #[cfg(all(test, not(loom)))]
-        tests::WAKES.with(|w| w.set(w.get() + 1));
         futex::wake_one(&self.epoch);
     }
 
@@ -581,16 +579,8 @@ mod tests {
     use super::*;
     use crate::util::testing::{self, Watchdog, HANG};
     use lock_api::RawMutex;
-    use std::cell::Cell;
 
-    thread_local! {
-        /// Futex wakes issued by this thread's releases.
-        pub(super) static WAKES: Cell<u64> = const { Cell::new(0) };
-    }
-
-    fn wakes() -> u64 {
-        WAKES.with(Cell::get)
-    }
+    use crate::block::futex::wake_calls as wakes;
 
     /// Runs `$check::<L>()` for every spin lock `L`.
     macro_rules! for_each_lock {
