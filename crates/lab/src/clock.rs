@@ -7,41 +7,23 @@
 //! `Instant`.
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A raw timestamp in ticks (TSC cycles, or ns since an epoch on fallback).
-#[inline(always)]
-pub fn ticks() -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: RDTSC has no preconditions on x86_64.
-        unsafe { core::arch::x86_64::_rdtsc() }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        static EPOCH: OnceLock<Instant> = OnceLock::new();
-        EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
-    }
-}
+/// A raw timestamp in ticks (TSC cycles, or ns since an epoch on fallback):
+/// the library's spin clock, so that the lab and the locks read one clock.
+pub use locklab::util::pause::ticks;
 
-/// Ticks per nanosecond, measured once (≈ 20 ms) on first use.
+/// Ticks per nanosecond, measured once (≈ 20 ms) on first use: more
+/// precisely than the library's quick calibration, since the lab reports
+/// latencies in nanoseconds.
 pub fn ticks_per_ns() -> f64 {
     static RATE: OnceLock<f64> = OnceLock::new();
     *RATE.get_or_init(|| {
-        if !cfg!(target_arch = "x86_64") {
-            return 1.0;
-        }
         // Best of three short windows: a preemption only ever inflates the
         // wall-clock side, so the highest rate seen is the least disturbed.
-        let mut best: f64 = 0.0;
-        for _ in 0..3 {
-            let (w0, t0) = (Instant::now(), ticks());
-            while w0.elapsed() < Duration::from_millis(7) {}
-            let (t1, w1) = (ticks(), Instant::now());
-            let rate = (t1 - t0) as f64 / (w1 - w0).as_nanos() as f64;
-            best = best.max(rate);
-        }
-        best
+        (0..3)
+            .map(|_| locklab::util::pause::tick_rate(Duration::from_millis(7)))
+            .fold(0.0, f64::max)
     })
 }
 
@@ -96,7 +78,7 @@ mod tests {
         let back = ticks_to_ns(t);
         assert!((back as i64 - 1_000_000).abs() <= 2, "{back}");
         // A lower bound only: the spin may be preempted and take longer.
-        let w = Instant::now();
+        let w = std::time::Instant::now();
         spin_ticks(ns_to_ticks(2_000_000));
         assert!(w.elapsed() >= Duration::from_micros(1_500));
     }

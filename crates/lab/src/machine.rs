@@ -4,7 +4,7 @@
 //! name. Detection never fails: what cannot be learnt is "unknown" (or 0
 //! cores, or no TSC rate).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::results::Machine;
 
@@ -186,33 +186,11 @@ fn ghz_in_model_name(model: &str) -> Option<u64> {
     (ghz.is_finite() && ghz > 0.0 && ghz < 100.0).then(|| (ghz * 1e9).round() as u64)
 }
 
-/// Counts TSC ticks across ~20 ms of the monotonic clock, rounded to 1 MHz
-/// (the measurement is not finer than that).
-#[cfg(target_arch = "x86_64")]
+/// The lab clock's measured rate (ticks per ns over ~20 ms of the monotonic
+/// clock), rounded to 1 MHz (the measurement is not finer than that).
 fn measure_tsc_hz() -> Option<u64> {
-    use std::time::Instant;
-    fn rdtsc() -> u64 {
-        // SAFETY: RDTSC has no preconditions on x86_64 and reads no memory.
-        #[allow(unused_unsafe)]
-        unsafe {
-            core::arch::x86_64::_rdtsc()
-        }
-    }
-    let (t0, c0) = (Instant::now(), rdtsc());
-    std::thread::sleep(Duration::from_millis(20));
-    let (c1, t1) = (rdtsc(), Instant::now());
-    let secs = t1.duration_since(t0).as_secs_f64();
-    let ticks = c1.checked_sub(c0)? as f64;
-    if secs <= 0.0 || ticks <= 0.0 {
-        return None;
-    }
-    let mhz = (ticks / secs / 1e6).round();
-    (mhz >= 1.0).then(|| mhz as u64 * 1_000_000)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn measure_tsc_hz() -> Option<u64> {
-    None
+    let mhz = (crate::clock::ticks_per_ns() * 1e3).round();
+    (mhz.is_finite() && mhz >= 1.0).then(|| mhz as u64 * 1_000_000)
 }
 
 /// (kernel, host name) from uname(2), else from /proc/sys/kernel.
@@ -392,9 +370,11 @@ mod tests {
     #[test]
     fn rfc3339_formats_utc_seconds() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        let t = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_723) + Duration::from_millis(999);
+        let t = UNIX_EPOCH
+            + std::time::Duration::from_secs(951_782_400 + 3_723)
+            + std::time::Duration::from_millis(999);
         assert_eq!(rfc3339(t), "2000-02-29T01:02:03Z");
-        let before = UNIX_EPOCH - Duration::from_millis(500);
+        let before = UNIX_EPOCH - std::time::Duration::from_millis(500);
         assert_eq!(rfc3339(before), "1969-12-31T23:59:59Z");
         let now = now_rfc3339();
         assert_eq!(now.len(), 20);

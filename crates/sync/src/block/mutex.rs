@@ -29,8 +29,13 @@
 //!   *stamp* in the word. A spinner that sees the stamp change knows the
 //!   lock is moving, even when one thread releases and re-takes it between
 //!   two of the spinner's looks (the common case: a busy owner wins its own
-//!   lock back), which the owner's index alone would not show. Without a spinner the word holds no stamp, so the
-//!   fast paths stay a single compare-and-swap each.
+//!   lock back), which the owner's index alone would not show. Without a
+//!   spinner the word holds no stamp, so the fast paths are a single
+//!   compare-and-swap each; with one, an acquisition tries a second CAS on
+//!   the value the first one returned, and a release is still one CAS (it
+//!   keeps the bit and the stamp). Sending those to the out-of-line paths
+//!   instead cost a busy owner about a tenth of its rate at 8 and 16
+//!   threads (measured side by side).
 //! - Each lock learns its **time per hold while moving**: a spinner divides
 //!   the time until the last new acquisition it saw by the number it saw,
 //!   and folds that into a running mean when it finishes (nobody pays
@@ -73,9 +78,12 @@
 //! patience: waiting there costs the owner nothing, while leaving for the
 //! slow path costs a sleep, a wake-up and traffic on the lock word.
 //!
-//! Spin budgets are time converted to `pause` counts once
-//! ([`crate::util::pause`] measures what a hint costs on this CPU), so the
-//! spin loops read no clock.
+//! All spin budgets are times, and the spinners' waits read a clock
+//! ([`crate::util::pause::relax_ns`]: groups of `pause` hints sized by
+//! their measured cost, between looks at the time-stamp counter). The
+//! lab measured why not to wait in plain runs of hints: on its VM, a head
+//! spinner that did sometimes left the owner running at half speed (see
+//! that module).
 //!
 //! # The lock word
 //!
@@ -155,7 +163,7 @@ use crate::block::futex::{self, Wake};
 use crate::info::{Described, Family, LockInfo};
 use crate::spin::clh::RawClh;
 use crate::util::pause;
-use crate::util::sync::{spin_loop, yield_now, AtomicU32, Ordering};
+use crate::util::sync::{yield_now, AtomicU32, Ordering};
 use crate::util::thread_index;
 
 const LOCKED: u32 = 1;
@@ -199,6 +207,10 @@ const MIN_PATIENCE_NS: u64 = 500;
 /// transfers, more throughput; the spin budget and the handoff bound what
 /// this costs in fairness.
 const BACKOFF_MAX_NS: u64 = 4_000;
+
+/// The head spinner's first pause between two looks at the lock word, ns
+/// (doubled after each look, up to [`BACKOFF_MAX_NS`]).
+const BACKOFF_MIN_NS: u64 = 32;
 
 /// How a spinner decides how long to wait.
 pub trait SpinPolicy: Send + Sync + 'static {
@@ -307,6 +319,18 @@ fn acquired(s: u32, me: u32) -> u32 {
     (s & FLAGS) | (s.wrapping_add(STAMP_ONE) & STAMP_MASK) | LOCKED | me
 }
 
+/// What a release of `s` keeps: `SPINNING` and the stamp while a spinner
+/// watches, nothing otherwise (so that the next uncontended acquisition
+/// finds 0 and takes the one-CAS fast path).
+#[inline]
+fn watched(s: u32) -> u32 {
+    if s & SPINNING != 0 {
+        s & (STAMP_MASK | SPINNING)
+    } else {
+        0
+    }
+}
+
 /// Acquisitions between two stamps (modulo the stamp's 14 bits).
 #[inline]
 fn turnovers(from: u32, to: u32) -> u32 {
@@ -368,12 +392,21 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     #[inline]
     pub fn acquire(&self) {
         let me = owner_bits();
-        if self
-            .state
-            .compare_exchange(0, me | LOCKED, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
+        if let Err(s) =
+            self.state
+                .compare_exchange(0, me | LOCKED, Ordering::Acquire, Ordering::Relaxed)
         {
-            self.acquire_contended(me, None);
+            // Free but watched by a spinner (or flagged): one more CAS on the
+            // value the first one returned, before anything slower. While a
+            // spinner watches, every acquisition by a busy owner comes here.
+            if s & (LOCKED | HANDOFF) != 0
+                || self
+                    .state
+                    .compare_exchange(s, acquired(s, me), Ordering::Acquire, Ordering::Relaxed)
+                    .is_err()
+            {
+                self.acquire_contended(me, None);
+            }
         }
     }
 
@@ -426,7 +459,6 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         if patience == 0 {
             return false;
         }
-        let limit = pause::pauses_for(patience);
         // Waiting behind other spinners costs the owner nothing (each waits
         // on its own cache line), while leaving for the slow path costs a
         // sleep, a wake-up and traffic on the lock word. So the queue wait
@@ -434,26 +466,21 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         // cost) whatever the head's patience for its owner; with a budget
         // of only a few head patiences, oversubscribed threads left the
         // queue about once per acquisition and halved throughput.
-        let queue_limit = 2 * pause::pauses_for(SLEEP_WAKE_NS);
-        let mut queued = 0;
-        let Some(token) = self.spinners.acquire_while(|| {
-            queued += 1;
-            queued < queue_limit
-        }) else {
+        let mut queue_deadline = pause::Deadline::after(2 * SLEEP_WAKE_NS);
+        let Some(token) = self.spinners.acquire_while(|| !queue_deadline.passed()) else {
             return false;
         };
 
-        let budget = pause::pauses_for(P::SPIN_BUDGET_NS);
-        let max_backoff = pause::pauses_for(BACKOFF_MAX_NS).max(1);
         // Ask every acquisition to bump the stamp while we watch (Relaxed:
         // the bit orders nothing; the acquisition CAS below is Acquire).
         let mut s = self.state.fetch_or(SPINNING, Ordering::Relaxed) | SPINNING;
         let first = s & STAMP_MASK;
         let mut stamp = first;
+        // Times in ns, as `pause::relax_ns` measures them.
         let mut since_progress: u64 = 0;
         let mut spun: u64 = 0;
         let mut spun_to_progress: u64 = 0;
-        let mut backoff = 1;
+        let mut backoff = BACKOFF_MIN_NS;
         let mut yields = 0;
         let mut yielded = false;
         let got = loop {
@@ -483,10 +510,10 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                     yielded = false;
                 }
             }
-            if spun >= budget {
+            if spun >= P::SPIN_BUDGET_NS {
                 break false;
             }
-            if since_progress >= limit {
+            if since_progress >= patience {
                 if yielded || yields == MAX_YIELDS || self.sleepers.load(Ordering::Relaxed) == 0 {
                     break false;
                 }
@@ -502,12 +529,10 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                 yielded = true;
                 since_progress = 0;
             } else {
-                for _ in 0..backoff {
-                    spin_loop();
-                }
-                since_progress += backoff;
-                spun += backoff;
-                backoff = (backoff * 2).min(max_backoff);
+                let waited = pause::relax_ns(backoff);
+                since_progress += waited;
+                spun += waited;
+                backoff = (backoff * 2).min(BACKOFF_MAX_NS);
             }
             s = self.state.load(Ordering::Relaxed);
         };
@@ -526,8 +551,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             let ended = turnovers(first, stamp) + u32::from(got);
             let until = if got { spun } else { spun_to_progress };
             if ended > 0 {
-                let per_hold = until as f64 * pause::ns_per_pause() / f64::from(ended);
-                self.learn(per_hold as u64);
+                self.learn(until / u64::from(ended));
             }
         }
         got
@@ -671,10 +695,12 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     #[inline]
     pub unsafe fn release(&self) {
         let s = self.state.load(Ordering::Relaxed);
-        if s & (WAITERS | HANDOFF | SPINNING) != 0
+        // Without sleepers to wake or a handoff to make: free, keeping a
+        // watching spinner's bit and stamp.
+        if s & (WAITERS | HANDOFF) != 0
             || self
                 .state
-                .compare_exchange(s, 0, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange(s, watched(s), Ordering::Release, Ordering::Relaxed)
                 .is_err()
         {
             self.release_slow(false);
@@ -700,7 +726,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             let hand_over = (fair || s & HANDOFF != 0)
                 && s & WAITERS != 0
                 && self.sleepers.load(Ordering::Relaxed) > 0;
-            let new = (s & (STAMP_MASK | SPINNING)) | if hand_over { LOCKED | WAITERS } else { 0 };
+            let new = watched(s) | if hand_over { LOCKED | WAITERS } else { 0 };
             // Acquire on failure: after losing against a timed waiter's
             // leaving CAS, the next `sleepers` load sees it uncounted.
             match self

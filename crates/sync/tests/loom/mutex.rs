@@ -4,14 +4,15 @@
 //! unlock, and the give-up path of a timed acquisition (under loom a timed
 //! futex wait times out at once).
 //!
-//! Under loom a pause count is 1 or 2, so the real policies run out of
-//! their total budget before their patience: the sleep path is checked
-//! with a policy that never spins ([`NoSpin`]), the spin path with the real
-//! ones, and the yield path (patience out while others sleep) with
-//! [`YieldingSpin`].
+//! Under loom every wait between two looks at the lock word counts as
+//! `LOOM_RELAX_NS` (20 µs), so the real policies give up after a look or
+//! two: the sleep path is checked with a policy that never spins
+//! ([`NoSpin`]), the spin path with the real ones, and the yield path
+//! (patience out while others sleep) with [`YieldingSpin`].
 
 use crate::extra;
 use crate::harness::{self, ModelLock};
+use locklab::util::pause::LOOM_RELAX_NS;
 use locklab::{AdaptiveSpin, FixedSpin, LockInfo, RawHybridMutex, SpinPolicy};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
@@ -47,8 +48,8 @@ impl SpinPolicy for NoSpin {
     }
 }
 
-/// Spins with a patience of one look and a budget of two (loom's pause
-/// counts are clamped to 1–2), so that a spinner whose lock does not move
+/// Spins with a patience shorter than one wait and a budget of two waits,
+/// so that a spinner whose lock does not move
 /// reaches the yield path when another thread sleeps: three threads, one
 /// holding, one asleep, one spinning.
 enum YieldingSpin {}
@@ -57,7 +58,7 @@ impl SpinPolicy for YieldingSpin {
     const INFO: LockInfo = AdaptiveSpin::INFO;
     const RESTART_ON_PROGRESS: bool = true;
     const LEARNS: bool = false;
-    const SPIN_BUDGET_NS: u64 = 2_000;
+    const SPIN_BUDGET_NS: u64 = 2 * LOOM_RELAX_NS;
     fn patience_ns(_: u32) -> u64 {
         500
     }
