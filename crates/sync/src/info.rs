@@ -12,6 +12,9 @@ pub enum Family {
     Queue,
     /// Sleeps in the kernel when contended.
     Blocking,
+    /// Readers share, writers exclude (reader-writer locks, big-reader
+    /// locks, sequence locks); those that sleep are `Blocking` instead.
+    ReaderWriter,
     /// A lock from outside locklab, measured for comparison.
     Peer,
 }
@@ -24,6 +27,7 @@ impl Family {
             Family::Ticket => "ticket",
             Family::Queue => "queue",
             Family::Blocking => "blocking",
+            Family::ReaderWriter => "rw",
             Family::Peer => "peer",
         }
     }

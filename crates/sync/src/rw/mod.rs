@@ -1,0 +1,8 @@
+//! Read-mostly synchronization that spins: reader-writer locks, the
+//! big-reader lock and the sequence lock, one algorithm per file.
+//!
+//! The reader-writer locks implement [`lock_api::RawRwLock`] (with
+//! ready `…RwLock<T>` aliases outside loom) and carry a
+//! [`LockInfo`](crate::LockInfo) of family
+//! [`ReaderWriter`](crate::Family::ReaderWriter), like the mutexes. The
+//! sleeping reader-writer lock is [`rwsem`](crate::block::rwsem).
