@@ -178,6 +178,9 @@ pub struct TortureArgs {
     /// Seconds without any acquisition before a lock counts as hung.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "10")]
     pub watchdog: f64,
+    /// Reader-writer locks: percentage of operations that read (0 to 100).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_pct, default_value = "80")]
+    pub read_pct: u32,
 }
 
 /// A run named on the command line.
@@ -265,6 +268,14 @@ fn parse_ns(s: &str) -> Result<u64, String> {
         Err(_) => Err(format!(
             "'{s}' is not a duration: a whole number of nanoseconds from 0 to {MAX_NS}"
         )),
+    }
+}
+
+fn parse_pct(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n <= 100 => Ok(n as u32),
+        Ok(n) => Err(format!("{n} % is out of range: allowed 0 to 100")),
+        Err(_) => Err(format!("'{}' is not a percentage (0 to 100)", s.trim())),
     }
 }
 

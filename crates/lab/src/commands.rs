@@ -88,17 +88,23 @@ fn resolve(store: &Store, run: RunRef) -> Result<i64> {
 }
 
 fn locks(as_json: bool) {
-    let all = registry::all();
+    let mutexes: Vec<_> = registry::all().iter().map(|e| (e.info, e.peer)).collect();
+    let rwlocks: Vec<_> = registry::rw_all()
+        .iter()
+        .map(|e| (e.info, e.peer))
+        .collect();
     if as_json {
-        let v: Vec<_> = all
-            .iter()
-            .map(|e| {
-                json!({
-                    "name": e.info.name, "family": e.info.family.as_str(), "fair": e.info.fair,
-                    "blocking": e.info.blocking, "peer": e.peer, "source": e.info.source,
-                    "summary": e.info.summary,
-                })
+        let row = |kind: &str, (i, peer): &(locklab::LockInfo, bool)| {
+            json!({
+                "name": i.name, "kind": kind, "family": i.family.as_str(), "fair": i.fair,
+                "blocking": i.blocking, "peer": peer, "source": i.source,
+                "summary": i.summary,
             })
+        };
+        let v: Vec<_> = mutexes
+            .iter()
+            .map(|e| row("mutex", e))
+            .chain(rwlocks.iter().map(|e| row("rwlock", e)))
             .collect();
         println!(
             "{}",
@@ -106,21 +112,31 @@ fn locks(as_json: bool) {
         );
         return;
     }
-    let w = all.iter().map(|e| e.info.name.len()).max().unwrap_or(4);
-    println!(
-        "{:<w$} {:<9} {:<5} {:<9} WHAT",
-        "LOCK", "FAMILY", "FAIR", "BLOCKING"
-    );
-    for e in all {
-        let kind = if e.peer { " (peer)" } else { "" };
+    let w = mutexes
+        .iter()
+        .chain(&rwlocks)
+        .map(|(i, _)| i.name.len())
+        .max()
+        .unwrap_or(4);
+    for (title, list) in [("MUTEX", &mutexes), ("READER-WRITER LOCK", &rwlocks)] {
+        if title != "MUTEX" {
+            println!();
+        }
         println!(
-            "{:<w$} {:<9} {:<5} {:<9} {}{kind}",
-            e.info.name,
-            e.info.family.as_str(),
-            if e.info.fair { "yes" } else { "no" },
-            if e.info.blocking { "yes" } else { "no" },
-            e.info.summary,
+            "{:<w$} {:<9} {:<5} {:<9} WHAT",
+            title, "FAMILY", "FAIR", "BLOCKING"
         );
+        for (i, peer) in list.iter() {
+            let kind = if *peer { " (peer)" } else { "" };
+            println!(
+                "{:<w$} {:<9} {:<5} {:<9} {}{kind}",
+                i.name,
+                i.family.as_str(),
+                if i.fair { "yes" } else { "no" },
+                if i.blocking { "yes" } else { "no" },
+                i.summary,
+            );
+        }
     }
 }
 
@@ -355,7 +371,7 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
 }
 
 fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
-    let locks = registry::parse_list(&a.locks)?;
+    let locks = registry::parse_torture_list(&a.locks)?;
     let threads = a
         .threads
         .unwrap_or_else(|| (4 * bench::spin::cores()).min(crate::cli::MAX_THREADS as usize) as u32);
@@ -363,6 +379,7 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
         threads,
         secs: a.secs,
         watchdog_s: a.watchdog,
+        read_pct: a.read_pct,
     };
     crate::interrupt::install();
     if !cli.json {
@@ -372,9 +389,15 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
             a.secs,
             a.watchdog
         );
+        if locks.iter().any(|l| l.rw) {
+            println!(
+                "reader-writer locks: {}% reads; READERS is the most seen inside together",
+                a.read_pct
+            );
+        }
         println!(
-            "{:<15} {:>12} {:>10} {:>6} {:>7} {:>7} {:>12}  RESULT",
-            "LOCK", "ACQUIRES", "VIOLATIONS", "LOST", "MIN%", "MAX%", "LONGEST WAIT"
+            "{:<15} {:>12} {:>10} {:>6} {:>7} {:>7} {:>7} {:>12}  RESULT",
+            "LOCK", "ACQUIRES", "VIOLATIONS", "LOST", "READERS", "MIN%", "MAX%", "LONGEST WAIT"
         );
     }
     let mut reports = Vec::new();
@@ -383,7 +406,7 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
         if crate::interrupt::requested() {
             break;
         }
-        let mut r = (e.torture)(&cfg);
+        let mut r = (e.run)(&cfg);
         r.lock = e.info.name.into();
         all_ok &= r.ok();
         if !cli.json {
@@ -403,12 +426,18 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
             } else {
                 "VIOLATED".to_string()
             };
+            let readers = if e.rw {
+                r.max_readers.to_string()
+            } else {
+                "-".into()
+            };
             println!(
-                "{:<15} {:>12} {:>10} {:>6} {:>6.1}% {:>6.1}% {:>12}  {verdict}",
+                "{:<15} {:>12} {:>10} {:>6} {:>7} {:>6.1}% {:>6.1}% {:>12}  {verdict}",
                 r.lock,
                 r.acquisitions,
                 r.violations,
                 r.lost_updates,
+                readers,
                 share(min),
                 share(max),
                 report::fmt_ns(r.longest_wait_ns as f64),

@@ -37,3 +37,45 @@ where
         r
     }
 }
+
+/// A reader-writer lock the lab can construct and run read and write
+/// sections under (the same closure scheme as [`LabLock`]).
+pub trait LabRwLock: Send + Sync + 'static {
+    /// An unlocked lock.
+    fn new() -> Self;
+    /// Runs `f` while holding the lock shared.
+    fn read<R>(&self, f: impl FnOnce() -> R) -> R;
+    /// Runs `f` while holding the lock exclusively.
+    fn write<R>(&self, f: impl FnOnce() -> R) -> R;
+}
+
+/// Adapter for any `lock_api::RawRwLock` (locklab's, parking_lot's).
+pub struct RawRw<R>(R);
+
+impl<R> LabRwLock for RawRw<R>
+where
+    R: lock_api::RawRwLock + Send + Sync + 'static,
+{
+    #[inline]
+    fn new() -> Self {
+        RawRw(R::INIT)
+    }
+
+    #[inline(always)]
+    fn read<T>(&self, f: impl FnOnce() -> T) -> T {
+        let g = self.0.lock_shared();
+        let r = f();
+        // SAFETY: `g` is the guard of the shared acquisition just made.
+        unsafe { self.0.unlock_shared(g) };
+        r
+    }
+
+    #[inline(always)]
+    fn write<T>(&self, f: impl FnOnce() -> T) -> T {
+        let g = self.0.lock_exclusive();
+        let r = f();
+        // SAFETY: `g` is the guard of the exclusive acquisition just made.
+        unsafe { self.0.unlock_exclusive(g) };
+        r
+    }
+}

@@ -9,8 +9,8 @@
 use crate::bench::spin::{self, SpinConfig};
 use crate::bench::uncontended;
 use crate::error::{LabError, Result};
-use crate::lablock::{LabLock, Raw};
-use crate::peers::{PthreadPeer, StdPeer};
+use crate::lablock::{LabLock, LabRwLock, Raw, RawRw};
+use crate::peers::{PthreadPeer, PthreadRwPeer, StdPeer, StdRwPeer};
 use crate::results::Rep;
 use crate::torture::{self, TortureConfig, TortureReport};
 use locklab::{Described, Family, LockInfo};
@@ -122,6 +122,124 @@ pub fn all() -> &'static [Entry] {
     })
 }
 
+/// One reader-writer lock the lab can torture (and, later, measure).
+pub struct RwEntry {
+    /// Name, family, fairness, source.
+    pub info: LockInfo,
+    /// Whether this is a peer from outside locklab.
+    pub peer: bool,
+    /// A torture run with readers and writers.
+    pub torture: fn(&TortureConfig) -> TortureReport,
+}
+
+fn rw_entry<L: LabRwLock>(info: LockInfo, peer: bool) -> RwEntry {
+    RwEntry {
+        info,
+        peer,
+        torture: torture::run_rw::<L>,
+    }
+}
+
+fn own_rw<R>() -> RwEntry
+where
+    R: lock_api::RawRwLock + Described + Send + Sync + 'static,
+{
+    rw_entry::<RawRw<R>>(R::INFO, false)
+}
+
+const STD_RW: LockInfo = LockInfo {
+    name: "std-rw",
+    family: Family::Peer,
+    fair: false,
+    blocking: true,
+    source: "Rust standard library std::sync::RwLock (futex-based on Linux)",
+    summary: "one futex word for the reader count and flags, another that writers sleep on; waiting writers hold back new readers",
+};
+
+const PARKING_LOT_RW: LockInfo = LockInfo {
+    name: "parking_lot-rw",
+    family: Family::Peer,
+    fair: false,
+    blocking: true,
+    source: "parking_lot 0.13 RawRwLock",
+    summary:
+        "one word; adaptive spinning, then parks; task-fair (neither readers nor writers starve)",
+};
+
+const PTHREAD_RW: LockInfo = LockInfo {
+    name: "pthread-rw",
+    family: Family::Peer,
+    fair: false,
+    blocking: true,
+    source: "glibc pthread_rwlock_t (default: prefer readers) via libc",
+    summary: "futex-based reader-writer lock of the C library",
+};
+
+/// Every reader-writer lock: locklab's own, then the peers. Their names
+/// differ from every mutex's, so one name picks one lock anywhere.
+pub fn rw_all() -> &'static [RwEntry] {
+    static ALL: OnceLock<Vec<RwEntry>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        vec![
+            own_rw::<locklab::RawRwSem>(),
+            rw_entry::<StdRwPeer>(STD_RW, true),
+            rw_entry::<RawRw<parking_lot::RawRwLock>>(PARKING_LOT_RW, true),
+            rw_entry::<PthreadRwPeer>(PTHREAD_RW, true),
+        ]
+    })
+}
+
+/// What `locklab torture` runs for one lock: its metadata and its torture.
+pub struct Tortured {
+    /// Name, family, fairness, source.
+    pub info: LockInfo,
+    /// Whether readers share it (a reader-writer lock).
+    pub rw: bool,
+    /// The torture run.
+    pub run: fn(&TortureConfig) -> TortureReport,
+}
+
+/// Parses `torture --locks`: names of mutexes or reader-writer locks, or
+/// `all` for every one of both (duplicates removed, order kept).
+pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
+    let every = || {
+        all()
+            .iter()
+            .map(|e| (e.info, false, e.torture))
+            .chain(rw_all().iter().map(|e| (e.info, true, e.torture)))
+    };
+    let valid = || {
+        every()
+            .map(|(i, _, _)| i.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out: Vec<Tortured> = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        if name.is_empty() {
+            return Err(LabError::input(format!(
+                "--locks '{list}': empty name in the list; valid locks: all, {}",
+                valid()
+            )));
+        }
+        let picked: Vec<_> = every()
+            .filter(|(i, _, _)| name == "all" || i.name == name)
+            .collect();
+        if picked.is_empty() {
+            return Err(LabError::input(format!(
+                "unknown lock '{name}'; valid locks: all, {}",
+                valid()
+            )));
+        }
+        for (info, rw, run) in picked {
+            if !out.iter().any(|o| o.info.name == info.name) {
+                out.push(Tortured { info, rw, run });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The names of every lock, comma-separated (for error messages).
 pub fn names() -> String {
     all()
@@ -131,14 +249,22 @@ pub fn names() -> String {
         .join(", ")
 }
 
-/// Looks a lock up by name.
+/// Looks a mutex up by name (the benchmarks measure mutexes).
 pub fn find(name: &str) -> Result<&'static Entry> {
-    all().iter().find(|e| e.info.name == name).ok_or_else(|| {
-        LabError::input(format!(
-            "unknown lock '{name}'; valid locks: all, {}",
+    if let Some(e) = all().iter().find(|e| e.info.name == name) {
+        return Ok(e);
+    }
+    if rw_all().iter().any(|e| e.info.name == name) {
+        return Err(LabError::input(format!(
+            "'{name}' is a reader-writer lock: this benchmark measures mutexes \
+             (`locklab torture --locks {name}` checks it); valid locks: all, {}",
             names()
-        ))
-    })
+        )));
+    }
+    Err(LabError::input(format!(
+        "unknown lock '{name}'; valid locks: all, {}",
+        names()
+    )))
 }
 
 /// Parses a `--locks` value: `all`, or a comma-separated list of names
@@ -206,5 +332,36 @@ mod tests {
         for e in all() {
             assert_eq!(e.peer, e.info.family == Family::Peer, "{}", e.info.name);
         }
+        for e in rw_all() {
+            assert_eq!(e.peer, e.info.family == Family::Peer, "{}", e.info.name);
+        }
+    }
+
+    #[test]
+    fn one_name_space_for_mutexes_and_rwlocks() {
+        let mut names: Vec<_> = all()
+            .iter()
+            .map(|e| e.info.name)
+            .chain(rw_all().iter().map(|e| e.info.name))
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "a name used twice");
+        let t = parse_torture_list("all").unwrap();
+        assert_eq!(t.len(), n);
+        assert_eq!(t.iter().filter(|t| t.rw).count(), rw_all().len());
+        let picked = parse_torture_list("rwsem, tas,rwsem").unwrap();
+        let got: Vec<_> = picked.iter().map(|t| (t.info.name, t.rw)).collect();
+        assert_eq!(got, [("rwsem", true), ("tas", false)]);
+        assert_eq!(parse_torture_list("tas,nosuch").err().unwrap().code, 2);
+        assert_eq!(parse_torture_list("tas,,rwsem").err().unwrap().code, 2);
+    }
+
+    #[test]
+    fn a_benchmark_given_an_rwlock_says_what_it_is() {
+        let e = parse_list("tas,rwsem").err().expect("must fail");
+        assert_eq!(e.code, 2);
+        assert!(e.msg.contains("reader-writer"), "{}", e.msg);
     }
 }

@@ -9,9 +9,16 @@
 //! violation; a final count that differs from the number of acquisitions is
 //! a lost update. A watchdog ends the run as hung if no thread acquires the
 //! lock for `watchdog_s` seconds.
+//!
+//! Reader-writer locks ([`run_rw`]) get the same writers plus readers (a
+//! share of `read_pct` of the operations): a reader counts itself in on
+//! entry, checks that no writer is inside and that the two counters are
+//! equal and stay unchanged across its section, and counts itself out; a
+//! writer checks that no reader is inside. The report also gives the most
+//! readers seen inside together, which shows whether readers really share.
 
 use crate::clock::{ns_to_ticks, spin_ticks, ticks, ticks_to_ns};
-use crate::lablock::LabLock;
+use crate::lablock::{LabLock, LabRwLock};
 use crate::results::jain;
 use crossbeam_utils::CachePadded;
 use rand::rngs::SmallRng;
@@ -31,6 +38,8 @@ pub struct TortureConfig {
     pub secs: f64,
     /// Seconds without any acquisition after which the lock counts as hung.
     pub watchdog_s: f64,
+    /// Reader-writer locks only: the percentage of operations that read.
+    pub read_pct: u32,
 }
 
 /// What a torture run found.
@@ -44,8 +53,12 @@ pub struct TortureReport {
     pub acquisitions: u64,
     /// Overlapping critical sections seen (shadow data or owner word broken).
     pub violations: u64,
-    /// Acquisitions minus the final shadow count (updates lost to overlap).
+    /// Write acquisitions minus the final shadow count (updates lost to
+    /// overlap).
     pub lost_updates: u64,
+    /// Most readers seen inside together (reader-writer locks; 0 for
+    /// mutexes).
+    pub max_readers: u64,
     /// Acquisitions per thread.
     pub per_thread: Vec<u64>,
     /// Jain's fairness index of `per_thread`.
@@ -75,8 +88,13 @@ struct Shared<L> {
     lock: L,
     shadow: Shadow,
     owner: AtomicU64,
+    /// Readers inside now, and the most seen together.
+    readers: AtomicU64,
+    max_readers: AtomicU64,
     violations: AtomicU64,
     counts: Vec<CachePadded<AtomicU64>>,
+    writes: AtomicU64,
+    read_pct: u32,
     stop: AtomicBool,
 }
 
@@ -86,8 +104,9 @@ struct Shared<L> {
 // compiler from folding them away).
 unsafe impl<L: Sync> Sync for Shared<L> {}
 
-fn critical<L: LabLock>(s: &Shared<L>, me: u64, pause_ticks: u64, yield_now: bool) {
-    if s.owner.swap(me, Ordering::Relaxed) != 0 {
+/// A write section: the only place the shadow counters change.
+fn critical<L>(s: &Shared<L>, me: u64, pause_ticks: u64, yield_now: bool) {
+    if s.owner.swap(me, Ordering::Relaxed) != 0 || s.readers.load(Ordering::Relaxed) != 0 {
         s.violations.fetch_add(1, Ordering::Relaxed);
     }
     // SAFETY: see `Shared`: exclusive if the lock works.
@@ -113,26 +132,97 @@ fn critical<L: LabLock>(s: &Shared<L>, me: u64, pause_ticks: u64, yield_now: boo
     if s.owner
         .compare_exchange(me, 0, Ordering::Relaxed, Ordering::Relaxed)
         .is_err()
+        || s.readers.load(Ordering::Relaxed) != 0
     {
         s.violations.fetch_add(1, Ordering::Relaxed);
     }
 }
 
-/// Tortures a fresh `L`. Never hangs itself: a hung lock's threads are left
-/// behind (still spinning or sleeping) and the report says `hung`.
+/// A read section: no writer inside, and the counters equal and unchanged
+/// from its start to its end.
+fn reading<L>(s: &Shared<L>, pause_ticks: u64, yield_now: bool) {
+    let inside = s.readers.fetch_add(1, Ordering::Relaxed) + 1;
+    s.max_readers.fetch_max(inside, Ordering::Relaxed);
+    // SAFETY: see `Shared`: no writer runs beside readers if the lock works
+    // (concurrent reads of the counters are no race).
+    let read = || unsafe {
+        (
+            core::ptr::read_volatile(s.shadow.a.get()),
+            core::ptr::read_volatile(s.shadow.b.get()),
+        )
+    };
+    let before = read();
+    if s.owner.load(Ordering::Relaxed) != 0 || before.0 != before.1 {
+        s.violations.fetch_add(1, Ordering::Relaxed);
+    }
+    spin_ticks(pause_ticks);
+    if yield_now {
+        std::thread::yield_now();
+    }
+    if s.owner.load(Ordering::Relaxed) != 0 || read() != before {
+        s.violations.fetch_add(1, Ordering::Relaxed);
+    }
+    s.readers.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// One operation of a torture thread: acquire, run a checked section,
+/// release; notes the wait in `longest` (ticks) and says whether it wrote.
+type Op<L> = fn(&Shared<L>, u64, &mut SmallRng, &mut u64) -> bool;
+
+/// Tortures a fresh mutex `L`. Never hangs itself: a hung lock's threads are
+/// left behind (still spinning or sleeping) and the report says `hung`.
 pub fn run<L: LabLock>(cfg: &TortureConfig) -> TortureReport {
+    drive(cfg, L::new(), |s, me, rng, longest| {
+        let pause = ns_to_ticks(rng.random_range(0..200));
+        let yield_now = rng.random_ratio(1, 64);
+        let t0 = ticks();
+        s.lock.with(|| {
+            *longest = (*longest).max(ticks().saturating_sub(t0));
+            critical(s, me, pause, yield_now);
+        });
+        true
+    })
+}
+
+/// Tortures a fresh reader-writer lock `L` with `cfg.read_pct` % reads.
+pub fn run_rw<L: LabRwLock>(cfg: &TortureConfig) -> TortureReport {
+    drive(cfg, L::new(), |s, me, rng, longest| {
+        let pause = ns_to_ticks(rng.random_range(0..200));
+        let yield_now = rng.random_ratio(1, 64);
+        let t0 = ticks();
+        if rng.random_range(0..100) < s.read_pct {
+            s.lock.read(|| {
+                *longest = (*longest).max(ticks().saturating_sub(t0));
+                reading(s, pause, yield_now);
+            });
+            false
+        } else {
+            s.lock.write(|| {
+                *longest = (*longest).max(ticks().saturating_sub(t0));
+                critical(s, me, pause, yield_now);
+            });
+            true
+        }
+    })
+}
+
+fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> TortureReport {
     let n = cfg.threads as usize;
     let shared = Arc::new(Shared {
-        lock: L::new(),
+        lock,
         shadow: Shadow {
             a: UnsafeCell::new(0),
             b: UnsafeCell::new(0),
         },
         owner: AtomicU64::new(0),
+        readers: AtomicU64::new(0),
+        max_readers: AtomicU64::new(0),
         violations: AtomicU64::new(0),
         counts: (0..n)
             .map(|_| CachePadded::new(AtomicU64::new(0)))
             .collect(),
+        writes: AtomicU64::new(0),
+        read_pct: cfg.read_pct.min(100),
         stop: AtomicBool::new(false),
     });
     let start = Arc::new(Barrier::new(n + 1));
@@ -147,13 +237,9 @@ pub fn run<L: LabLock>(cfg: &TortureConfig) -> TortureReport {
                     let mut longest = 0u64;
                     start.wait();
                     while !s.stop.load(Ordering::Relaxed) {
-                        let pause = ns_to_ticks(rng.random_range(0..200));
-                        let yield_now = rng.random_ratio(1, 64);
-                        let t0 = ticks();
-                        s.lock.with(|| {
-                            longest = longest.max(ticks().saturating_sub(t0));
-                            critical(&s, me, pause, yield_now);
-                        });
+                        if op(&s, me, &mut rng, &mut longest) {
+                            s.writes.fetch_add(1, Ordering::Relaxed);
+                        }
                         s.counts[i].fetch_add(1, Ordering::Relaxed);
                         spin_ticks(ns_to_ticks(rng.random_range(0..400)));
                     }
@@ -220,7 +306,7 @@ pub fn run<L: LabLock>(cfg: &TortureConfig) -> TortureReport {
     } else {
         // SAFETY: every thread has been joined; nothing else touches it.
         let a = unsafe { *shared.shadow.a.get() };
-        acquisitions.abs_diff(a)
+        shared.writes.load(Ordering::Relaxed).abs_diff(a)
     };
     TortureReport {
         lock: String::new(),
@@ -228,6 +314,7 @@ pub fn run<L: LabLock>(cfg: &TortureConfig) -> TortureReport {
         acquisitions,
         violations: shared.violations.load(Ordering::Relaxed),
         lost_updates,
+        max_readers: shared.max_readers.load(Ordering::Relaxed),
         jain: jain(&per_thread),
         per_thread,
         longest_wait_ns: ticks_to_ns(longest),

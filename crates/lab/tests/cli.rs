@@ -83,6 +83,18 @@ fn bad_numbers_are_rejected_with_the_value_named() {
         (&["bench", "spin", "--delay-dist", "uniform"][..], "uniform"),
         (&["bench", "uncontended", "--reps", "0"][..], "0"),
         (&["torture", "--threads", "0"][..], "0"),
+        (
+            &["torture", "--read-pct", "101"][..],
+            "101 % is out of range: allowed 0 to 100",
+        ),
+        (
+            &["torture", "--read-pct", "most"][..],
+            "'most' is not a percentage",
+        ),
+        (
+            &["bench", "spin", "--locks", "tas,rwsem"][..],
+            "'rwsem' is a reader-writer lock",
+        ),
         (&["show", "abc"][..], "abc"),
         (
             &["bench", "spin", "--stall-every", "-1"][..],
@@ -377,12 +389,24 @@ fn locks_lists_every_lock_with_peers_marked() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let locks = v["locks"].as_array().unwrap();
     let names: Vec<&str> = locks.iter().map(|l| l["name"].as_str().unwrap()).collect();
-    for n in ["tas", "std", "parking_lot", "pthread"] {
+    for n in ["tas", "std", "parking_lot", "pthread", "rwsem", "std-rw"] {
         assert!(names.contains(&n), "{n} missing from {names:?}");
     }
+    let peers = [
+        "std",
+        "parking_lot",
+        "pthread",
+        "std-rw",
+        "parking_lot-rw",
+        "pthread-rw",
+    ];
     for l in locks {
-        let peer = ["std", "parking_lot", "pthread"].contains(&l["name"].as_str().unwrap());
-        assert_eq!(l["peer"], peer, "{l}");
+        let name = l["name"].as_str().unwrap();
+        assert_eq!(l["peer"], peers.contains(&name), "{l}");
+        let rw = locklab_lab::registry::rw_all()
+            .iter()
+            .any(|e| e.info.name == name);
+        assert_eq!(l["kind"], if rw { "rwlock" } else { "mutex" }, "{l}");
     }
 }
 
