@@ -26,9 +26,14 @@
 //! runs and not others, into a state where the lock's owner ran at half its
 //! speed; with the same waits timed by the counter, a look at the clock
 //! after every hint or two, it never did (README, "Sleeping locks"). The
-//! mechanism is not known; a hypervisor's pause-loop exiting is the obvious
-//! suspect. Reading the clock costs a few nanoseconds per hint group, which
-//! a spinner can afford.
+//! mechanism is not known. The obvious suspect is the hypervisor's
+//! pause-loop exiting, which seed 004 describes: the CPU counts `pause`
+//! instructions executed less than `PLE_GAP` cycles apart (128 in that
+//! paper) and traps to the hypervisor once a loop exceeds `PLE_WIN` (2048
+//! there), taking the spinner for a lock-holder-preemption victim; but the
+//! clocked wait also issues its hints less than 128 cycles apart, so the
+//! suspicion is unproven. Reading the clock costs a few nanoseconds per hint
+//! group, which a spinner can afford.
 //!
 //! Under loom there is no time. Each [`relax_ns`] is one yield to the
 //! model's scheduler that counts as [`LOOM_RELAX_NS`], so that budgets of
