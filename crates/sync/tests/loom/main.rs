@@ -9,6 +9,7 @@ mod extra;
 mod harness;
 
 mod backoff;
+mod brlock;
 mod clh;
 mod condvar;
 mod futex3;
