@@ -8,7 +8,9 @@
 //! sleeping reader-writer lock is [`rwsem`](crate::block::rwsem).
 
 pub mod brlock;
+pub mod seqlock;
 
 #[cfg(not(loom))]
 pub use brlock::BrLock;
 pub use brlock::{BrReadToken, RawBrLock};
+pub use seqlock::{SeqCount, SeqData, SeqLock};

@@ -19,6 +19,7 @@ mod mutex;
 mod park;
 mod qspin;
 mod rwsem;
+mod seqlock;
 mod tas;
 mod ticket;
 mod ticket_backoff;
