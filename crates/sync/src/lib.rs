@@ -38,4 +38,7 @@ pub use block::rwsem::RawRwSem;
 #[cfg(not(loom))]
 pub use block::rwsem::RwSem;
 pub use info::{Described, Family, LockInfo};
+#[cfg(not(loom))]
+pub use rw::BrLock;
+pub use rw::{BrReadToken, RawBrLock, SeqCount, SeqData, SeqLock};
 pub use spin::*;

@@ -6,3 +6,11 @@
 //! [`LockInfo`](crate::LockInfo) of family
 //! [`ReaderWriter`](crate::Family::ReaderWriter), like the mutexes. The
 //! sleeping reader-writer lock is [`rwsem`](crate::block::rwsem).
+
+pub mod brlock;
+pub mod seqlock;
+
+#[cfg(not(loom))]
+pub use brlock::BrLock;
+pub use brlock::{BrReadToken, RawBrLock};
+pub use seqlock::{SeqCount, SeqData, SeqLock};

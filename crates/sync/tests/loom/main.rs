@@ -9,6 +9,7 @@ mod extra;
 mod harness;
 
 mod backoff;
+mod brlock;
 mod clh;
 mod condvar;
 mod futex3;
@@ -18,6 +19,7 @@ mod mutex;
 mod park;
 mod qspin;
 mod rwsem;
+mod seqlock;
 mod tas;
 mod ticket;
 mod ticket_backoff;
