@@ -181,6 +181,7 @@ pub fn rw_all() -> &'static [RwEntry] {
     static ALL: OnceLock<Vec<RwEntry>> = OnceLock::new();
     ALL.get_or_init(|| {
         vec![
+            own_rw::<locklab::RawBrLock>(),
             own_rw::<locklab::RawRwSem>(),
             rw_entry::<StdRwPeer>(STD_RW, true),
             rw_entry::<RawRw<parking_lot::RawRwLock>>(PARKING_LOT_RW, true),

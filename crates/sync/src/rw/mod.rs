@@ -1,11 +1,14 @@
 //! Read-mostly synchronization that spins: reader-writer locks, the
 //! big-reader lock and the sequence lock, one algorithm per file.
 //!
-//! The reader-writer locks implement [`lock_api::RawRwLock`] (with
-//! ready `…RwLock<T>` aliases outside loom) and carry a
+//! The reader-writer locks and the big-reader lock implement
+//! [`lock_api::RawRwLock`] (with ready aliases outside loom) and carry a
 //! [`LockInfo`](crate::LockInfo) of family
 //! [`ReaderWriter`](crate::Family::ReaderWriter), like the mutexes. The
-//! sleeping reader-writer lock is [`rwsem`](crate::block::rwsem).
+//! sequence lock carries one too but is no `RawRwLock`: its readers take
+//! nothing and retry, so it copies a `Copy` value out instead of lending a
+//! reference. The sleeping reader-writer lock is
+//! [`rwsem`](crate::block::rwsem).
 
 pub mod brlock;
 pub mod seqlock;
