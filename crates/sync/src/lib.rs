@@ -38,4 +38,7 @@ pub use block::rwsem::RawRwSem;
 #[cfg(not(loom))]
 pub use block::rwsem::RwSem;
 pub use info::{Described, Family, LockInfo};
+pub use rw::{RawRwFair, RawRwReader, RawRwWriter};
+#[cfg(not(loom))]
+pub use rw::{RwFairLock, RwReaderLock, RwWriterLock};
 pub use spin::*;

@@ -6,3 +6,17 @@
 //! [`LockInfo`](crate::LockInfo) of family
 //! [`ReaderWriter`](crate::Family::ReaderWriter), like the mutexes. The
 //! sleeping reader-writer lock is [`rwsem`](crate::block::rwsem).
+
+pub mod fair;
+pub mod reader_pref;
+pub mod writer_pref;
+
+pub use fair::RawRwFair;
+#[cfg(not(loom))]
+pub use fair::RwFairLock;
+pub use reader_pref::RawRwReader;
+#[cfg(not(loom))]
+pub use reader_pref::RwReaderLock;
+pub use writer_pref::RawRwWriter;
+#[cfg(not(loom))]
+pub use writer_pref::RwWriterLock;
