@@ -17,6 +17,7 @@ mod mcs;
 mod mutex;
 mod park;
 mod qspin;
+mod rw_locks;
 mod rwsem;
 mod tas;
 mod ticket;
