@@ -36,13 +36,14 @@
 //! reading the word until the writer bit clears; its one read-modify-write
 //! is already done, so the wait is made of loads only, served from the
 //! reader's own cached copy of the line until the writer's release
-//! invalidates it (no storm of failing RMWs as in the old Linux rwlock,
-//! which took its unit back and retried). Keeping the unit also means that
-//! every reader that arrived during a write section is in as soon as the
-//! writer leaves, before any other writer: no writer can enter while their
-//! units are counted. A writer waits by reading until the word is 0 and
-//! then makes one CAS attempt, backing off (bounded, randomized) after a
-//! failed one, as [`RawTtas`](crate::RawTtas) does.
+//! invalidates it, and no RMW storm can build up (the old Linux x86
+//! rwlock instead took its unit back, waited by reading and retried: two
+//! more RMWs per attempt). Keeping the unit also means that every reader
+//! that arrived during a write section is in as soon as the writer leaves,
+//! before any other writer: no writer can enter while their units are
+//! counted. A writer waits by reading until the word is 0 and then makes
+//! one CAS attempt, as [`RawTtas`](crate::RawTtas) does, and backs off
+//! (bounded, randomized; [`Backoff`]) after a failed one.
 //!
 //! Seed 003 (McKenney) measures the cost any such counter lock has: every
 //! read acquisition and release is an RMW on the one shared line, so with

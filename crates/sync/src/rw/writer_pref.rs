@@ -10,10 +10,11 @@
 //! holds the lock *or waits for it*. This is the *writers' priority*
 //! solution of Courtois, Heymans & Parnas, "Concurrent control with
 //! 'readers' and 'writers'" (CACM 14(10), 1971), problem 2 ("once a writer
-//! is ready to write, he performs his write as soon as possible"), and the
-//! "simple writer-preference lock" of Mellor-Crummey & Scott, "Scalable
-//! reader-writer synchronization for shared-memory multiprocessors" (PPoPP
-//! 1991), which likewise counts waiting writers next to active readers.
+//! is ready to write, he performs his write as soon as possible"), kept in
+//! one word in the manner of the centralised locks of Mellor-Crummey &
+//! Scott, "Scalable reader-writer synchronization for shared-memory
+//! multiprocessors" (PPoPP 1991), which also give a writer-preference
+//! variant (of their queue-based lock).
 //!
 //! # Readers can starve
 //!
@@ -268,7 +269,7 @@ impl Described for RawRwWriter {
         // Readers starve while writers keep coming.
         fair: false,
         blocking: false,
-        source: "writers' priority: Courtois, Heymans & Parnas, CACM 14(10) 1971 (problem 2); Mellor-Crummey & Scott, PPoPP 1991 (simple writer-preference lock); Bueso (seed 001) on reader-writer fairness",
+        source: "writers' priority: Courtois, Heymans & Parnas, CACM 14(10) 1971 (problem 2); Mellor-Crummey & Scott, PPoPP 1991 (writer-preference variant); Bueso (seed 001) on reader-writer fairness",
         summary: "reader count + waiting-writer count + writer bit in one word; a waiting writer turns new readers away; readers can starve",
     };
 }
