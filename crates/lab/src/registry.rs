@@ -181,6 +181,9 @@ pub fn rw_all() -> &'static [RwEntry] {
     static ALL: OnceLock<Vec<RwEntry>> = OnceLock::new();
     ALL.get_or_init(|| {
         vec![
+            own_rw::<locklab::RawRwReader>(),
+            own_rw::<locklab::RawRwWriter>(),
+            own_rw::<locklab::RawRwFair>(),
             own_rw::<locklab::RawBrLock>(),
             own_rw::<locklab::RawRwSem>(),
             rw_entry::<StdRwPeer>(STD_RW, true),

@@ -41,4 +41,7 @@ pub use info::{Described, Family, LockInfo};
 #[cfg(not(loom))]
 pub use rw::BrLock;
 pub use rw::{BrReadToken, RawBrLock, SeqCount, SeqData, SeqLock};
+pub use rw::{RawRwFair, RawRwReader, RawRwWriter};
+#[cfg(not(loom))]
+pub use rw::{RwFairLock, RwReaderLock, RwWriterLock};
 pub use spin::*;

@@ -11,9 +11,21 @@
 //! [`rwsem`](crate::block::rwsem).
 
 pub mod brlock;
+pub mod fair;
+pub mod reader_pref;
 pub mod seqlock;
+pub mod writer_pref;
 
 #[cfg(not(loom))]
 pub use brlock::BrLock;
 pub use brlock::{BrReadToken, RawBrLock};
+pub use fair::RawRwFair;
+#[cfg(not(loom))]
+pub use fair::RwFairLock;
+pub use reader_pref::RawRwReader;
+#[cfg(not(loom))]
+pub use reader_pref::RwReaderLock;
 pub use seqlock::{SeqCount, SeqData, SeqLock};
+pub use writer_pref::RawRwWriter;
+#[cfg(not(loom))]
+pub use writer_pref::RwWriterLock;
