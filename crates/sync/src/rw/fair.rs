@@ -309,7 +309,6 @@ impl Described for RawRwFair {
 #[cfg(not(loom))]
 mod raw {
     use super::RawRwFair;
-    use lock_api::GuardSend;
 
     // SAFETY: a writer enters only by a CAS from 0 or from `WAITING` alone
     // (no reader counted, no writer), and a reader only once its unit is
@@ -319,55 +318,7 @@ mod raw {
     // succeed, and while `LOCKED` is set no reader enters. So a write guard
     // excludes every other guard. Entering is `Acquire`, leaving `Release`,
     // on one word changed only by RMWs. The wait queue only orders waiters.
-    unsafe impl lock_api::RawRwLock for RawRwFair {
-        const INIT: Self = Self::new();
-        type SharedGuard = GuardSend;
-        type ExclusiveGuard = GuardSend;
-
-        #[inline]
-        fn lock_shared(&self) -> GuardSend {
-            self.acquire_shared();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock_shared(&self) -> Option<GuardSend> {
-            self.try_acquire_shared().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock_shared(&self, _: GuardSend) {
-            // SAFETY: the caller holds a read lock.
-            unsafe { self.release_shared() }
-        }
-
-        #[inline]
-        fn lock_exclusive(&self) -> GuardSend {
-            self.acquire_exclusive();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock_exclusive(&self) -> Option<GuardSend> {
-            self.try_acquire_exclusive().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock_exclusive(&self, _: GuardSend) {
-            // SAFETY: the caller holds the write lock.
-            unsafe { self.release_exclusive() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-
-        #[inline]
-        fn is_locked_exclusive(&self) -> bool {
-            self.is_held_exclusive()
-        }
-    }
+    crate::guardless_raw_rwlock!(RawRwFair);
 
     /// A reader-writer lock protected by a [`RawRwFair`]: readers and
     /// writers are served in arrival order once they queue.
@@ -384,17 +335,28 @@ pub use raw::RwFairLock;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{Watchdog, HANG};
-    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-    use std::sync::Barrier;
+    use crate::util::testing::{self, until, Watchdog, HANG};
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
     use std::time::{Duration, Instant};
 
-    /// Waits (yielding) until `cond` holds; the caller's watchdog ends a
-    /// wait that never does.
-    fn until(cond: impl Fn() -> bool) {
-        while !cond() {
-            std::thread::yield_now();
-        }
+    #[test]
+    fn six_threads_mixing_readers_and_writers_count_exactly() {
+        testing::rw_mix::<RawRwFair>(6, 20_000);
+    }
+
+    #[test]
+    fn readers_share() {
+        testing::rw_readers_share::<RawRwFair>();
+    }
+
+    #[test]
+    fn try_locks() {
+        testing::rw_try_locks::<RawRwFair>();
+    }
+
+    #[test]
+    fn a_writer_excludes_a_reader_from_another_thread() {
+        testing::rw_writer_excludes_another_threads_reader::<RawRwFair>();
     }
 
     /// Waits (yielding) until `cond` holds; false if it does not within
@@ -409,121 +371,6 @@ mod tests {
             std::thread::yield_now();
         }
         true
-    }
-
-    /// Data whose invariant `a == b` a reader sees broken if it overlaps a
-    /// writer, and whose count a writer loses if it overlaps another.
-    #[derive(Default)]
-    struct Shadow {
-        a: u64,
-        b: u64,
-    }
-
-    fn write_section(s: &mut Shadow) {
-        assert_eq!(s.a, s.b, "two writers overlapped");
-        s.a += 1;
-        for _ in 0..16 {
-            std::hint::spin_loop();
-        }
-        s.b = s.a;
-    }
-
-    fn read_section(s: &Shadow) {
-        let a = s.a;
-        for _ in 0..16 {
-            std::hint::spin_loop();
-        }
-        assert_eq!(a, s.b, "a reader overlapped a writer");
-    }
-
-    #[test]
-    fn six_threads_mixing_readers_and_writers_count_exactly() {
-        const THREADS: u64 = 6;
-        const ITERS: u64 = 20_000;
-        let _w = Watchdog::new("six_threads_mixing", HANG);
-        let l = RwFairLock::new(Shadow::default());
-        let writes = AtomicU64::new(0);
-        std::thread::scope(|s| {
-            for t in 0..THREADS {
-                let (l, writes) = (&l, &writes);
-                s.spawn(move || {
-                    for i in 0..ITERS {
-                        // One access in four is a write, in a pattern that
-                        // differs between threads. The yields let a granted
-                        // waiter run when threads outnumber cores (FIFO
-                        // hand-over to a preempted waiter, seed 004).
-                        if (i + t) % 4 == 0 {
-                            write_section(&mut l.write());
-                            writes.fetch_add(1, Ordering::Relaxed);
-                        } else {
-                            read_section(&l.read());
-                        }
-                        if i % 64 == 0 {
-                            std::thread::yield_now();
-                        }
-                    }
-                });
-            }
-        });
-        let s = l.into_inner();
-        assert_eq!(s.a, writes.into_inner(), "lost update");
-        assert_eq!(s.a, THREADS * ITERS / 4);
-    }
-
-    #[test]
-    fn readers_share() {
-        let _w = Watchdog::new("readers_share", HANG);
-        let l = RwFairLock::new(7u64);
-        // Each reader waits inside its read section for the other: this
-        // ends only if both are inside at once.
-        let both_inside = Barrier::new(2);
-        std::thread::scope(|s| {
-            for _ in 0..2 {
-                s.spawn(|| {
-                    let g = l.read();
-                    both_inside.wait();
-                    assert_eq!(*g, 7);
-                });
-            }
-        });
-        assert!(!l.is_locked());
-    }
-
-    #[test]
-    fn try_locks() {
-        let l = RwFairLock::new(0u32);
-        assert!(!l.is_locked());
-        {
-            let mut w = l.try_write().expect("free lock");
-            *w += 1;
-            assert!(l.is_locked() && l.is_locked_exclusive());
-            assert!(l.try_read().is_none(), "try_read while write-held");
-            assert!(l.try_write().is_none(), "try_write while write-held");
-        }
-        {
-            let r1 = l.try_read().expect("free lock");
-            let r2 = l.try_read().expect("read-held lock admits readers");
-            assert_eq!(*r1 + *r2, 2);
-            assert!(l.is_locked() && !l.is_locked_exclusive());
-            assert!(l.try_write().is_none(), "try_write while read-held");
-        }
-        assert!(!l.is_locked());
-        let _w = l.try_write().expect("free again");
-    }
-
-    #[test]
-    fn a_writer_excludes_a_reader_from_another_thread() {
-        let _w = Watchdog::new("a_writer_excludes_a_reader", HANG);
-        let l = RwFairLock::new(0u32);
-        let mut g = l.write();
-        std::thread::scope(|s| {
-            s.spawn(|| assert!(l.try_read().is_none(), "try_read while write-held"));
-        });
-        *g = 1;
-        drop(g);
-        std::thread::scope(|s| {
-            s.spawn(|| assert_eq!(*l.try_read().expect("free lock"), 1));
-        });
     }
 
     /// While this thread holds the write lock, a reader, a writer and a

@@ -277,7 +277,6 @@ impl Described for RawRwWriter {
 #[cfg(not(loom))]
 mod raw {
     use super::RawRwWriter;
-    use lock_api::GuardSend;
 
     // SAFETY: a writer enters only by a CAS from a value with no writer bit
     // and no reader counted, and a reader only by an RMW that counts it on
@@ -286,55 +285,7 @@ mod raw {
     // writer can enter while that unit is counted). So a write guard
     // excludes every other guard. Entering is `Acquire`, leaving `Release`,
     // on one word changed only by RMWs.
-    unsafe impl lock_api::RawRwLock for RawRwWriter {
-        const INIT: Self = Self::new();
-        type SharedGuard = GuardSend;
-        type ExclusiveGuard = GuardSend;
-
-        #[inline]
-        fn lock_shared(&self) -> GuardSend {
-            self.acquire_shared();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock_shared(&self) -> Option<GuardSend> {
-            self.try_acquire_shared().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock_shared(&self, _: GuardSend) {
-            // SAFETY: the caller holds a read lock.
-            unsafe { self.release_shared() }
-        }
-
-        #[inline]
-        fn lock_exclusive(&self) -> GuardSend {
-            self.acquire_exclusive();
-            GuardSend::new()
-        }
-
-        #[inline]
-        fn try_lock_exclusive(&self) -> Option<GuardSend> {
-            self.try_acquire_exclusive().then(GuardSend::new)
-        }
-
-        #[inline]
-        unsafe fn unlock_exclusive(&self, _: GuardSend) {
-            // SAFETY: the caller holds the write lock.
-            unsafe { self.release_exclusive() }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-
-        #[inline]
-        fn is_locked_exclusive(&self) -> bool {
-            self.is_held_exclusive()
-        }
-    }
+    crate::guardless_raw_rwlock!(RawRwWriter);
 
     /// A reader-writer lock protected by a [`RawRwWriter`]: writers are
     /// preferred, so readers can starve while writers keep coming.
@@ -351,131 +302,28 @@ pub use raw::RwWriterLock;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{Watchdog, HANG};
+    use crate::util::testing::{self, until, Watchdog, HANG};
     use std::sync::atomic::{AtomicBool, AtomicU64};
-    use std::sync::Barrier;
     use std::time::Duration;
-
-    /// Waits (yielding) until `cond` holds; the caller's watchdog ends a
-    /// wait that never does.
-    fn until(cond: impl Fn() -> bool) {
-        while !cond() {
-            std::thread::yield_now();
-        }
-    }
-
-    /// Data whose invariant `a == b` a reader sees broken if it overlaps a
-    /// writer, and whose count a writer loses if it overlaps another.
-    #[derive(Default)]
-    struct Shadow {
-        a: u64,
-        b: u64,
-    }
-
-    fn write_section(s: &mut Shadow) {
-        assert_eq!(s.a, s.b, "two writers overlapped");
-        s.a += 1;
-        for _ in 0..16 {
-            std::hint::spin_loop();
-        }
-        s.b = s.a;
-    }
-
-    fn read_section(s: &Shadow) {
-        let a = s.a;
-        for _ in 0..16 {
-            std::hint::spin_loop();
-        }
-        assert_eq!(a, s.b, "a reader overlapped a writer");
-    }
 
     #[test]
     fn six_threads_mixing_readers_and_writers_count_exactly() {
-        const THREADS: u64 = 6;
-        const ITERS: u64 = 20_000;
-        let _w = Watchdog::new("six_threads_mixing", HANG);
-        let l = RwWriterLock::new(Shadow::default());
-        let writes = AtomicU64::new(0);
-        std::thread::scope(|s| {
-            for t in 0..THREADS {
-                let (l, writes) = (&l, &writes);
-                s.spawn(move || {
-                    for i in 0..ITERS {
-                        // One access in four is a write, in a pattern that
-                        // differs between threads; the yields leave gaps
-                        // between writers for the readers.
-                        if (i + t) % 4 == 0 {
-                            write_section(&mut l.write());
-                            writes.fetch_add(1, Ordering::Relaxed);
-                        } else {
-                            read_section(&l.read());
-                        }
-                        if i % 64 == 0 {
-                            std::thread::yield_now();
-                        }
-                    }
-                });
-            }
-        });
-        let s = l.into_inner();
-        assert_eq!(s.a, writes.into_inner(), "lost update");
-        assert_eq!(s.a, THREADS * ITERS / 4);
+        testing::rw_mix::<RawRwWriter>(6, 20_000);
     }
 
     #[test]
     fn readers_share() {
-        let _w = Watchdog::new("readers_share", HANG);
-        let l = RwWriterLock::new(7u64);
-        // Each reader waits inside its read section for the other: this
-        // ends only if both are inside at once.
-        let both_inside = Barrier::new(2);
-        std::thread::scope(|s| {
-            for _ in 0..2 {
-                s.spawn(|| {
-                    let g = l.read();
-                    both_inside.wait();
-                    assert_eq!(*g, 7);
-                });
-            }
-        });
-        assert!(!l.is_locked());
+        testing::rw_readers_share::<RawRwWriter>();
     }
 
     #[test]
     fn try_locks() {
-        let l = RwWriterLock::new(0u32);
-        assert!(!l.is_locked());
-        {
-            let mut w = l.try_write().expect("free lock");
-            *w += 1;
-            assert!(l.is_locked() && l.is_locked_exclusive());
-            assert!(l.try_read().is_none(), "try_read while write-held");
-            assert!(l.try_write().is_none(), "try_write while write-held");
-        }
-        {
-            let r1 = l.try_read().expect("free lock");
-            let r2 = l.try_read().expect("read-held lock admits readers");
-            assert_eq!(*r1 + *r2, 2);
-            assert!(l.is_locked() && !l.is_locked_exclusive());
-            assert!(l.try_write().is_none(), "try_write while read-held");
-        }
-        assert!(!l.is_locked());
-        let _w = l.try_write().expect("free again");
+        testing::rw_try_locks::<RawRwWriter>();
     }
 
     #[test]
     fn a_writer_excludes_a_reader_from_another_thread() {
-        let _w = Watchdog::new("a_writer_excludes_a_reader", HANG);
-        let l = RwWriterLock::new(0u32);
-        let mut g = l.write();
-        std::thread::scope(|s| {
-            s.spawn(|| assert!(l.try_read().is_none(), "try_read while write-held"));
-        });
-        *g = 1;
-        drop(g);
-        std::thread::scope(|s| {
-            s.spawn(|| assert_eq!(*l.try_read().expect("free lock"), 1));
-        });
+        testing::rw_writer_excludes_another_threads_reader::<RawRwWriter>();
     }
 
     /// A reader holds; a writer announces itself. From then on a new reader

@@ -59,6 +59,72 @@ macro_rules! guardless_raw_mutex {
     };
 }
 
+/// Implements `lock_api::RawRwLock` with `GuardSend` guards for a
+/// reader-writer lock whose inherent `acquire_shared`,
+/// `try_acquire_shared -> bool`, `unsafe release_shared`,
+/// `acquire_exclusive`, `try_acquire_exclusive -> bool`,
+/// `unsafe release_exclusive`, `is_held` and `is_held_exclusive` are the
+/// algorithm: the reader-writer counterpart of [`guardless_raw_mutex!`].
+/// Write the lock's own SAFETY argument (why a write guard excludes every
+/// other guard, and how entering and leaving are ordered) above each use.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! guardless_raw_rwlock {
+    ($ty:ty) => {
+        // SAFETY: the invoker states above the macro why the algorithm
+        // excludes; this layer only forwards to it.
+        unsafe impl lock_api::RawRwLock for $ty {
+            const INIT: Self = Self::new();
+            type SharedGuard = lock_api::GuardSend;
+            type ExclusiveGuard = lock_api::GuardSend;
+
+            #[inline]
+            fn lock_shared(&self) -> lock_api::GuardSend {
+                self.acquire_shared();
+                lock_api::GuardSend::new()
+            }
+
+            #[inline]
+            fn try_lock_shared(&self) -> Option<lock_api::GuardSend> {
+                self.try_acquire_shared().then(lock_api::GuardSend::new)
+            }
+
+            #[inline]
+            unsafe fn unlock_shared(&self, _: lock_api::GuardSend) {
+                // SAFETY: the caller holds a read lock.
+                unsafe { self.release_shared() }
+            }
+
+            #[inline]
+            fn lock_exclusive(&self) -> lock_api::GuardSend {
+                self.acquire_exclusive();
+                lock_api::GuardSend::new()
+            }
+
+            #[inline]
+            fn try_lock_exclusive(&self) -> Option<lock_api::GuardSend> {
+                self.try_acquire_exclusive().then(lock_api::GuardSend::new)
+            }
+
+            #[inline]
+            unsafe fn unlock_exclusive(&self, _: lock_api::GuardSend) {
+                // SAFETY: the caller holds the write lock.
+                unsafe { self.release_exclusive() }
+            }
+
+            #[inline]
+            fn is_locked(&self) -> bool {
+                self.is_held()
+            }
+
+            #[inline]
+            fn is_locked_exclusive(&self) -> bool {
+                self.is_held_exclusive()
+            }
+        }
+    };
+}
+
 pub mod backoff;
 pub mod clh_pool;
 pub mod nodes;

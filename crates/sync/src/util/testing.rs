@@ -1,5 +1,6 @@
 //! Test shapes shared by the lock algorithms' unit tests, written against
-//! `lock_api::RawMutex` so every lock runs the same checks.
+//! `lock_api::RawMutex` (and `RawRwLock` for the reader-writer family) so
+//! every lock runs the same checks.
 //!
 //! Each check runs under a watchdog: a lock that hangs aborts the test
 //! process with a message instead of hanging CI.
@@ -8,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use lock_api::{Mutex, RawMutex};
+use lock_api::{Mutex, RawMutex, RawRwLock, RwLock};
 
 use super::thread_index;
 
@@ -155,4 +156,130 @@ pub fn churn_threads<R: RawMutex + Sync>() {
         indexes.len() < SHORT,
         "no thread index was recycled among {SHORT} threads run one after another"
     );
+}
+
+/// Waits (yielding) until `cond` holds; the caller's watchdog ends a wait
+/// that never does.
+pub fn until(cond: impl Fn() -> bool) {
+    while !cond() {
+        std::thread::yield_now();
+    }
+}
+
+/// Data whose invariant `a == b` a reader sees broken if it overlaps a
+/// writer, and whose count a writer loses if it overlaps another.
+#[derive(Default)]
+pub struct RwShadow {
+    /// Bumped first by a writer.
+    pub a: u64,
+    /// Set equal to `a` last by a writer.
+    pub b: u64,
+}
+
+/// A write section on [`RwShadow`]: checks and keeps the invariant.
+pub fn rw_write_section(s: &mut RwShadow) {
+    assert_eq!(s.a, s.b, "two writers overlapped");
+    s.a += 1;
+    for _ in 0..16 {
+        std::hint::spin_loop();
+    }
+    s.b = s.a;
+}
+
+/// A read section on [`RwShadow`]: checks the invariant.
+pub fn rw_read_section(s: &RwShadow) {
+    let a = s.a;
+    for _ in 0..16 {
+        std::hint::spin_loop();
+    }
+    assert_eq!(a, s.b, "a reader overlapped a writer");
+}
+
+/// `threads` threads take the reader-writer lock `iters` times each, one
+/// access in four a write (in a pattern that differs between threads),
+/// yielding now and then: the invariant must hold in every read and the
+/// write count must come out exact. The yields leave gaps between readers
+/// (so writers get into locks that let them starve) and let a granted
+/// waiter run when threads outnumber cores.
+pub fn rw_mix<R: RawRwLock + Sync>(threads: u64, iters: u64) {
+    let _w = Watchdog::new("rw_mix", HANG);
+    let l: RwLock<R, RwShadow> = RwLock::new(RwShadow::default());
+    let writes = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (l, writes) = (&l, &writes);
+            s.spawn(move || {
+                for i in 0..iters {
+                    if (i + t) % 4 == 0 {
+                        rw_write_section(&mut l.write());
+                        writes.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        rw_read_section(&l.read());
+                    }
+                    if i % 64 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        }
+    });
+    let s = l.into_inner();
+    assert_eq!(s.a, writes.into_inner(), "lost update");
+    assert_eq!(s.a, threads * iters / 4);
+}
+
+/// Two readers hold the lock at once: each waits inside its read section
+/// for the other, which ends only if both are inside together.
+pub fn rw_readers_share<R: RawRwLock + Sync>() {
+    let _w = Watchdog::new("rw_readers_share", HANG);
+    let l: RwLock<R, u64> = RwLock::new(7);
+    let both_inside = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let g = l.read();
+                both_inside.wait();
+                assert_eq!(*g, 7);
+            });
+        }
+    });
+    assert!(!l.is_locked());
+}
+
+/// The try-locks against a write-held, a read-held and a free lock.
+pub fn rw_try_locks<R: RawRwLock>() {
+    let l: RwLock<R, u32> = RwLock::new(0);
+    assert!(!l.is_locked());
+    {
+        let mut w = l.try_write().expect("free lock");
+        *w += 1;
+        assert!(l.is_locked() && l.is_locked_exclusive());
+        assert!(l.try_read().is_none(), "try_read while write-held");
+        assert!(l.try_write().is_none(), "try_write while write-held");
+    }
+    {
+        let r1 = l.try_read().expect("free lock");
+        let r2 = l.try_read().expect("read-held lock admits readers");
+        assert_eq!(*r1 + *r2, 2);
+        assert!(l.is_locked() && !l.is_locked_exclusive());
+        assert!(l.try_write().is_none(), "try_write while read-held");
+    }
+    assert!(!l.is_locked());
+    let _w = l.try_write().expect("free again");
+}
+
+/// A write guard keeps a reader on another thread out, and what it wrote
+/// is what that reader reads afterwards.
+pub fn rw_writer_excludes_another_threads_reader<R: RawRwLock + Sync>() {
+    let _w = Watchdog::new("rw_writer_excludes", HANG);
+    let l: RwLock<R, u32> = RwLock::new(0);
+    let mut g = l.write();
+    std::thread::scope(|s| {
+        s.spawn(|| assert!(l.try_read().is_none(), "try_read while write-held"));
+    });
+    *g = 1;
+    drop(g);
+    std::thread::scope(|s| {
+        s.spawn(|| assert_eq!(*l.try_read().expect("free lock"), 1));
+    });
 }
