@@ -13,8 +13,8 @@
 //! thread exits (an index that is recycled inherits the row, including any
 //! slot still marked busy by a leaked guard).
 //!
-//! Declare a table with [`node_table!`], which makes a `static` normally and a
-//! per-execution `lazy_static` under loom.
+//! Declare a table with [`node_table!`](crate::node_table), which makes a
+//! `static` normally and a per-execution `lazy_static` under loom.
 
 use super::sync::{AtomicPtr, AtomicU8, Ordering};
 use super::thread_index::{self, MAX_THREADS};
