@@ -98,7 +98,7 @@ fn allowed_cpus() -> Vec<usize> {
 }
 
 /// Pins the calling thread to `cpu`; whether that worked.
-fn pin(cpu: usize) -> bool {
+pub fn pin(cpu: usize) -> bool {
     set_affinity(&[cpu])
 }
 

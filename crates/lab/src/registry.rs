@@ -194,6 +194,7 @@ pub fn rw_all() -> &'static [RwEntry] {
 }
 
 /// What `locklab torture` runs for one lock: its metadata and its torture.
+#[derive(Clone, Copy)]
 pub struct Tortured {
     /// Name, family, fairness, source.
     pub info: LockInfo,
@@ -206,39 +207,69 @@ pub struct Tortured {
 /// Parses `torture --locks`: names of mutexes or reader-writer locks, or
 /// `all` for every one of both (duplicates removed, order kept).
 pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
-    let every = || {
-        all()
-            .iter()
-            .map(|e| (e.info, false, e.torture))
-            .chain(rw_all().iter().map(|e| (e.info, true, e.torture)))
+    let every: Vec<Tortured> = all()
+        .iter()
+        .map(|e| Tortured {
+            info: e.info,
+            rw: false,
+            run: e.torture,
+        })
+        .chain(rw_all().iter().map(|e| Tortured {
+            info: e.info,
+            rw: true,
+            run: e.torture,
+        }))
+        .collect();
+    let valid = every
+        .iter()
+        .map(|t| t.info.name)
+        .collect::<Vec<_>>()
+        .join(", ");
+    pick(
+        list,
+        &every,
+        |t| t.info.name,
+        &valid,
+        |name| {
+            every
+                .iter()
+                .find(|t| t.info.name == name)
+                .copied()
+                .ok_or_else(|| {
+                    LabError::input(format!("unknown lock '{name}'; valid locks: all, {valid}"))
+                })
+        },
+    )
+}
+
+/// A `--locks` value picked out of `every`: `all`, or comma-separated names
+/// each resolved by `find` (duplicates removed, order kept). `valid` lists
+/// the names for the error about an empty one.
+fn pick<T: Copy>(
+    list: &str,
+    every: &[T],
+    name: impl Fn(&T) -> &'static str,
+    valid: &str,
+    find: impl Fn(&str) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = Vec::new();
+    let add = |t: T, out: &mut Vec<T>| {
+        if !out.iter().any(|o| name(o) == name(&t)) {
+            out.push(t);
+        }
     };
-    let valid = || {
-        every()
-            .map(|(i, _, _)| i.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut out: Vec<Tortured> = Vec::new();
-    for name in list.split(',').map(str::trim) {
-        if name.is_empty() {
+    for n in list.split(',').map(str::trim) {
+        if n.is_empty() {
             return Err(LabError::input(format!(
-                "--locks '{list}': empty name in the list; valid locks: all, {}",
-                valid()
+                "--locks '{list}': empty name in the list; valid locks: all, {valid}"
             )));
         }
-        let picked: Vec<_> = every()
-            .filter(|(i, _, _)| name == "all" || i.name == name)
-            .collect();
-        if picked.is_empty() {
-            return Err(LabError::input(format!(
-                "unknown lock '{name}'; valid locks: all, {}",
-                valid()
-            )));
-        }
-        for (info, rw, run) in picked {
-            if !out.iter().any(|o| o.info.name == info.name) {
-                out.push(Tortured { info, rw, run });
+        if n == "all" {
+            for &t in every {
+                add(t, &mut out);
             }
+        } else {
+            add(find(n)?, &mut out);
         }
     }
     Ok(out)
@@ -274,28 +305,8 @@ pub fn find(name: &str) -> Result<&'static Entry> {
 /// Parses a `--locks` value: `all`, or a comma-separated list of names
 /// (duplicates removed, order kept).
 pub fn parse_list(list: &str) -> Result<Vec<&'static Entry>> {
-    let mut out: Vec<&'static Entry> = Vec::new();
-    for name in list.split(',').map(str::trim) {
-        if name.is_empty() {
-            return Err(LabError::input(format!(
-                "--locks '{list}': empty name in the list; valid locks: all, {}",
-                names()
-            )));
-        }
-        if name == "all" {
-            for e in all() {
-                if !out.iter().any(|o| o.info.name == e.info.name) {
-                    out.push(e);
-                }
-            }
-            continue;
-        }
-        let e = find(name)?;
-        if !out.iter().any(|o| o.info.name == e.info.name) {
-            out.push(e);
-        }
-    }
-    Ok(out)
+    let every: Vec<&'static Entry> = all().iter().collect();
+    pick(list, &every, |e| e.info.name, &names(), find)
 }
 
 #[cfg(test)]

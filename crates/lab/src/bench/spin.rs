@@ -45,21 +45,6 @@ fn is_zero(x: &u64) -> bool {
     *x == 0
 }
 
-/// Pins the calling thread to one CPU (best effort: ignored if refused).
-pub fn pin_to(cpu: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: `set` is a plain bitmask the libc macros fill; the call only
-    // reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = cpu;
-}
-
 /// Number of CPUs this process may run on.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -105,7 +90,8 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Rep {
                 .name(format!("spin-{i}"))
                 .spawn(move || {
                     if cfg.pin {
-                        pin_to(i % ncpu);
+                        // Best effort: an unpinnable thread runs where it may.
+                        crate::machine::pin(i % ncpu);
                     }
                     let mut work = Work::new(
                         cfg.cs_ns,
