@@ -20,6 +20,7 @@
 
 pub mod block;
 pub mod info;
+pub mod rcu;
 pub mod rw;
 pub mod spin;
 pub mod util;

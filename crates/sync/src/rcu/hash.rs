@@ -1,0 +1,292 @@
+//! `RcuHashMap`: a chained hash table with lock-free lookups and per-bucket
+//! locks for updates; removed and replaced entries are freed after a grace
+//! period.
+//!
+//! This is the table of seed 003's lookup benchmark, under RCU: a reader
+//! hashes the key, walks its bucket's chain with `Acquire` loads and
+//! compares keys, all without a store. An updater takes the bucket's lock
+//! (the hybrid mutex of [`crate::block::mutex`]), so updates of different
+//! buckets run in parallel; insertion links a finished node at the head of
+//! the chain, replacement swaps a new node into the old one's place (values
+//! are never changed in place: readers see the old value or the new one),
+//! removal unlinks. Unlinked nodes go to [`Domain::defer_drop`], so memory
+//! awaiting a grace period shows in the domain's backlog.
+//!
+//! The number of buckets is fixed at construction. Lookups return
+//! references that live no longer than both the guard and the map borrow.
+
+use super::list::Node;
+use super::{Domain, Flavor, General, ReadGuard};
+use crate::block::mutex::HybridMutex;
+use std::borrow::Borrow;
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+struct Bucket<K, V> {
+    head: AtomicPtr<Node<(K, V)>>,
+    lock: HybridMutex<()>,
+}
+
+/// A hash map for read-mostly use; see the module docs.
+pub struct RcuHashMap<K, V, F: Flavor = General, S = RandomState>
+where
+    K: Send + Sync + 'static,
+    V: Send + Sync + 'static,
+{
+    buckets: Box<[Bucket<K, V>]>,
+    hasher: S,
+    len: AtomicUsize,
+    domain: Domain<F>,
+}
+
+// SAFETY: readers on any thread get `&K`/`&V` (so `Sync`); nodes are dropped
+// on the reclaimer thread or where the map is dropped (so `Send`).
+unsafe impl<K, V, F, S> Send for RcuHashMap<K, V, F, S>
+where
+    K: Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    F: Flavor,
+    S: Send,
+{
+}
+// SAFETY: as above.
+unsafe impl<K, V, F, S> Sync for RcuHashMap<K, V, F, S>
+where
+    K: Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    F: Flavor,
+    S: Sync,
+{
+}
+
+impl<K, V, F> RcuHashMap<K, V, F, RandomState>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    F: Flavor,
+{
+    /// An empty map with `buckets` chains (at least one).
+    pub fn with_buckets(domain: &Domain<F>, buckets: usize) -> Self {
+        Self::with_buckets_and_hasher(domain, buckets, RandomState::new())
+    }
+}
+
+impl<K, V, F, S> RcuHashMap<K, V, F, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    F: Flavor,
+    S: BuildHasher,
+{
+    /// An empty map with `buckets` chains (at least one) and the given
+    /// hasher.
+    pub fn with_buckets_and_hasher(domain: &Domain<F>, buckets: usize, hasher: S) -> Self {
+        let buckets = (0..buckets.max(1))
+            .map(|_| Bucket {
+                head: AtomicPtr::new(core::ptr::null_mut()),
+                lock: HybridMutex::new(()),
+            })
+            .collect();
+        RcuHashMap {
+            buckets,
+            hasher,
+            len: AtomicUsize::new(0),
+            domain: domain.clone(),
+        }
+    }
+
+    /// The number of chains.
+    pub fn bucket_count(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// The number of entries (exact between updates).
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// Whether the map is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The domain whose grace periods protect the map.
+    pub fn domain(&self) -> &Domain<F> {
+        &self.domain
+    }
+
+    #[inline]
+    fn bucket<Q: Hash + ?Sized>(&self, key: &Q) -> &Bucket<K, V> {
+        let h = self.hasher.hash_one(key);
+        // Multiply-shift spreads a weak hash (like an identity hash of
+        // integers) over the buckets without a division.
+        let i = ((h as u128 * self.buckets.len() as u128) >> 64) as usize;
+        &self.buckets[i]
+    }
+
+    /// The value of `key`, as a reader sees it under `guard`.
+    ///
+    /// # Panics
+    /// If `guard` belongs to another domain.
+    #[inline]
+    pub fn get<'a, Q, G>(&'a self, key: &Q, guard: &'a G) -> Option<&'a V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        G: ReadGuard,
+    {
+        assert_eq!(
+            guard.domain(),
+            self.domain.id(),
+            "locklab rcu: a guard of another domain does not protect this map"
+        );
+        let mut cur = self.bucket(key).head.load(Ordering::Acquire);
+        // SAFETY: nodes reachable under the guard are freed only after a
+        // grace period, which waits for the guard (`'a` borrows it).
+        while let Some(node) = unsafe { cur.as_ref() } {
+            if node.value.0.borrow() == key {
+                return Some(&node.value.1);
+            }
+            cur = node.next.load(Ordering::Acquire);
+        }
+        None
+    }
+
+    /// Whether `key` is present.
+    #[inline]
+    pub fn contains_key<Q, G>(&self, key: &Q, guard: &G) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        G: ReadGuard,
+    {
+        self.get(key, guard).is_some()
+    }
+
+    /// Inserts or replaces. Returns whether `key` was present (its old
+    /// value is dropped after a grace period).
+    pub fn insert(&self, key: K, value: V) -> bool {
+        let b = self.bucket(&key);
+        let _w = b.lock.lock();
+        let mut link = &b.head;
+        loop {
+            let cur = link.load(Ordering::Relaxed);
+            // SAFETY: chain nodes are live; updates hold the bucket lock.
+            let Some(node) = (unsafe { cur.as_ref() }) else {
+                break;
+            };
+            if node.value.0 == key {
+                let new = Box::into_raw(Box::new(Node {
+                    value: (key, value),
+                    next: AtomicPtr::new(node.next.load(Ordering::Relaxed)),
+                }));
+                link.store(new, Ordering::Release);
+                // SAFETY: unlinked under the bucket lock.
+                self.domain.defer_drop(unsafe { Box::from_raw(cur) });
+                return true;
+            }
+            link = &node.next;
+        }
+        let new = Box::into_raw(Box::new(Node {
+            value: (key, value),
+            next: AtomicPtr::new(b.head.load(Ordering::Relaxed)),
+        }));
+        b.head.store(new, Ordering::Release);
+        self.len.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    /// Removes `key`; its entry is dropped after a grace period. Returns
+    /// whether it was present.
+    pub fn remove<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let b = self.bucket(key);
+        let _w = b.lock.lock();
+        let mut link = &b.head;
+        loop {
+            let cur = link.load(Ordering::Relaxed);
+            // SAFETY: as in `insert`.
+            let Some(node) = (unsafe { cur.as_ref() }) else {
+                return false;
+            };
+            if node.value.0.borrow() == key {
+                link.store(node.next.load(Ordering::Relaxed), Ordering::Release);
+                self.len.fetch_sub(1, Ordering::Relaxed);
+                // SAFETY: as in `insert`.
+                self.domain.defer_drop(unsafe { Box::from_raw(cur) });
+                return true;
+            }
+            link = &node.next;
+        }
+    }
+}
+
+impl<K, V, F, S> Drop for RcuHashMap<K, V, F, S>
+where
+    K: Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    F: Flavor,
+{
+    fn drop(&mut self) {
+        for b in self.buckets.iter_mut() {
+            let mut cur = *b.head.get_mut();
+            while !cur.is_null() {
+                // SAFETY: readers borrow the map, so none is left; we own
+                // every node still linked.
+                let node = unsafe { Box::from_raw(cur) };
+                cur = node.next.load(Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rcu::{Qsbr, Rcu};
+
+    #[test]
+    fn insert_get_replace_remove() {
+        let rcu = Rcu::new();
+        let map = RcuHashMap::with_buckets(&rcu, 8);
+        for k in 0..100u64 {
+            assert!(!map.insert(k, k * 10));
+        }
+        assert!(map.insert(7, 71));
+        let r = rcu.register();
+        {
+            let g = r.read();
+            assert_eq!(map.get(&7, &g), Some(&71));
+            assert_eq!(map.get(&8, &g), Some(&80));
+            assert_eq!(map.get(&1000, &g), None);
+        }
+        assert!(map.remove(&8));
+        assert!(!map.remove(&8));
+        assert_eq!(map.len(), 99);
+        let g = r.read();
+        assert!(!map.contains_key(&8, &g));
+        assert!((0..100)
+            .filter(|&k| k != 8)
+            .all(|k| map.contains_key(&k, &g)));
+    }
+
+    #[test]
+    fn removed_entries_are_reclaimed_after_a_grace_period() {
+        let rcu = Qsbr::new();
+        let map = RcuHashMap::with_buckets(&rcu, 4);
+        for k in 0..64u64 {
+            map.insert(k, [0u64; 4]);
+        }
+        for k in 0..64u64 {
+            map.remove(&k);
+        }
+        assert!(rcu.backlog_bytes() > 0 || rcu.stats().completed_callbacks > 0);
+        rcu.barrier();
+        assert_eq!(rcu.backlog_bytes(), 0);
+        assert_eq!(rcu.stats().completed_callbacks, 64);
+    }
+}

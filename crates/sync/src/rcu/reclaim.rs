@@ -1,0 +1,305 @@
+//! Deferred reclamation: `call` and `defer_drop` queue work that must wait
+//! for a grace period; one background thread per domain runs it in batches.
+//!
+//! The reclaimer takes the whole queue, waits for one grace period (which
+//! it shares with any concurrent `synchronize`), runs the batch and goes
+//! back for the next; what is queued while a grace period runs waits for
+//! the next, so one grace period serves any number of callbacks, as in
+//! Sarma's Linux 2.5 implementation (seed 003). Batches run strictly in
+//! queue order, which is what makes [`Callbacks::barrier`] a simple count:
+//! everything queued before the barrier has run once the number of
+//! callbacks run reaches the number queued at the barrier.
+//!
+//! Backpressure: when more than `max_pending` callbacks wait, `call` wakes
+//! the reclaimer and waits until the backlog is back under the limit, so a
+//! flood of updates cannot outrun reclamation. It never waits where that
+//! would deadlock: inside a read-side section of the same domain (the grace
+//! period would wait for it) or on the reclaimer thread itself (a callback
+//! that queues another).
+
+use super::gp::Core;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Whether, and how, a thread may wait for reclamation.
+#[derive(Clone, Copy)]
+pub(crate) enum Waiting<'a> {
+    /// It holds references of this domain: waiting would deadlock.
+    Never,
+    /// It holds nothing (or is not registered).
+    Free,
+    /// A QSBR thread online outside any guard: it goes offline while it
+    /// waits, or the grace period would wait for it.
+    Offline(&'a super::gp::Record),
+}
+
+/// Work to run after a grace period.
+enum Deferred {
+    /// Drop a `Box<T>` through its type-erased pointer; no allocation.
+    Drop {
+        ptr: *mut (),
+        drop: unsafe fn(*mut ()),
+        bytes: usize,
+    },
+    /// Any closure.
+    Call(Box<dyn FnOnce() + Send>),
+}
+
+// SAFETY: `Drop` holds a `Box<T>` with `T: Send` (enforced by `defer_drop`),
+// `Call` a `Send` closure.
+unsafe impl Send for Deferred {}
+
+impl Deferred {
+    fn bytes(&self) -> usize {
+        match self {
+            Deferred::Drop { bytes, .. } => *bytes,
+            Deferred::Call(_) => 0,
+        }
+    }
+
+    fn run(self) {
+        match self {
+            // SAFETY: `ptr` came from `Box::into_raw` of the type `drop`
+            // was instantiated for, and runs once.
+            Deferred::Drop { ptr, drop, .. } => unsafe { drop(ptr) },
+            Deferred::Call(f) => f(),
+        }
+    }
+}
+
+unsafe fn drop_box<T>(p: *mut ()) {
+    // SAFETY: see `Deferred::run`.
+    drop(unsafe { Box::from_raw(p.cast::<T>()) });
+}
+
+#[derive(Default)]
+struct Queue {
+    items: Vec<Deferred>,
+    /// Callbacks ever queued and ever run: `barrier` compares them.
+    enqueued: u64,
+    completed: u64,
+    /// A poller asked for a grace period even with nothing queued.
+    gp_requested: bool,
+    /// The domain's last handle is gone: drain and exit.
+    shutdown: bool,
+    started: bool,
+    idle: bool,
+}
+
+/// The callback side of one domain.
+pub(crate) struct Callbacks {
+    queue: Mutex<Queue>,
+    /// The reclaimer sleeps here.
+    wake: Condvar,
+    /// `barrier` and backpressure sleep here.
+    progress: Condvar,
+    /// Queued or running, and their bytes; readable without the lock.
+    pending: AtomicUsize,
+    bytes: AtomicUsize,
+    peak_bytes: AtomicUsize,
+    max_pending: usize,
+}
+
+thread_local! {
+    /// Set on reclaimer threads: their callbacks must never wait for
+    /// reclamation.
+    static IN_RECLAIMER: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Callbacks {
+    pub(crate) fn new(max_pending: usize) -> Self {
+        Callbacks {
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+            progress: Condvar::new(),
+            pending: AtomicUsize::new(0),
+            bytes: AtomicUsize::new(0),
+            peak_bytes: AtomicUsize::new(0),
+            max_pending: max_pending.max(1),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // A panicking callback is caught on the reclaimer, so poisoning can
+        // only come from a panic between two lines here: keep going.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn defer_drop<T: Send + 'static>(
+        &self,
+        core: &Arc<Core>,
+        this: &Arc<Self>,
+        b: Box<T>,
+        wait: Waiting<'_>,
+    ) {
+        let bytes = core::mem::size_of::<T>();
+        let d = Deferred::Drop {
+            ptr: Box::into_raw(b).cast(),
+            drop: drop_box::<T>,
+            bytes,
+        };
+        self.push(core, this, d, wait);
+    }
+
+    pub(crate) fn call(
+        &self,
+        core: &Arc<Core>,
+        this: &Arc<Self>,
+        f: Box<dyn FnOnce() + Send>,
+        wait: Waiting<'_>,
+    ) {
+        self.push(core, this, Deferred::Call(f), wait);
+    }
+
+    fn push(&self, core: &Arc<Core>, this: &Arc<Self>, d: Deferred, wait: Waiting<'_>) {
+        let bytes = d.bytes();
+        let mut q = self.lock();
+        q.items.push(d);
+        q.enqueued += 1;
+        let pending = self.pending.fetch_add(1, Ordering::Relaxed) + 1;
+        let b = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak_bytes.fetch_max(b, Ordering::Relaxed);
+        self.kick(&mut q, core, this);
+        if pending > self.max_pending && !IN_RECLAIMER.with(|r| r.get()) {
+            let online = match wait {
+                Waiting::Never => return,
+                Waiting::Free => None,
+                Waiting::Offline(rec) => Some(rec),
+            };
+            if let Some(rec) = online {
+                core.leave(rec);
+            }
+            while self.pending.load(Ordering::Relaxed) > self.max_pending && !q.shutdown {
+                q = self.progress.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+            if let Some(rec) = online {
+                core.enter(rec);
+            }
+        }
+    }
+
+    /// Asks for a grace period with nothing queued (for pollers).
+    pub(crate) fn request_gp(&self, core: &Arc<Core>, this: &Arc<Self>) {
+        let mut q = self.lock();
+        q.gp_requested = true;
+        self.kick(&mut q, core, this);
+    }
+
+    /// Wakes the reclaimer, starting it on first use.
+    fn kick(&self, q: &mut Queue, core: &Arc<Core>, this: &Arc<Self>) {
+        if !q.started {
+            q.started = true;
+            let (core, cbs) = (core.clone(), this.clone());
+            let spawned = std::thread::Builder::new()
+                .name("locklab-rcu-reclaim".into())
+                .spawn(move || cbs.reclaimer(&core));
+            if let Err(e) = spawned {
+                // Without a thread the domain could never reclaim; that is
+                // a resource failure like running out of memory.
+                panic!("locklab rcu: cannot start the reclaimer thread: {e}");
+            }
+        } else if q.idle {
+            q.idle = false;
+            self.wake.notify_one();
+        }
+    }
+
+    fn reclaimer(&self, core: &Core) {
+        IN_RECLAIMER.with(|r| r.set(true));
+        let mut q = self.lock();
+        loop {
+            while q.items.is_empty() && !q.gp_requested && !q.shutdown {
+                q.idle = true;
+                q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+            q.idle = false;
+            if q.items.is_empty() && !q.gp_requested {
+                break; // shut down and drained
+            }
+            let batch = core::mem::take(&mut q.items);
+            q.gp_requested = false;
+            drop(q);
+            core.wait_for(core.snapshot());
+            let (n, bytes) = (
+                batch.len(),
+                batch.iter().map(Deferred::bytes).sum::<usize>(),
+            );
+            for d in batch {
+                if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.run())) {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    eprintln!("locklab rcu: a callback panicked: {msg}");
+                }
+            }
+            q = self.lock();
+            q.completed += n as u64;
+            self.pending.fetch_sub(n, Ordering::Relaxed);
+            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+            self.progress.notify_all();
+        }
+        self.progress.notify_all();
+    }
+
+    /// Waits until every callback queued before the call has run.
+    pub(crate) fn barrier(&self, core: &Arc<Core>, this: &Arc<Self>, wait: Waiting<'_>) {
+        assert!(
+            !IN_RECLAIMER.with(|r| r.get()),
+            "locklab rcu: barrier() called from a callback would wait for itself"
+        );
+        let online = match wait {
+            Waiting::Never => {
+                panic!("locklab rcu: barrier() inside a read-side section would wait for itself")
+            }
+            Waiting::Free => None,
+            Waiting::Offline(rec) => Some(rec),
+        };
+        if let Some(rec) = online {
+            core.leave(rec);
+        }
+        let mut q = self.lock();
+        let target = q.enqueued;
+        if q.completed < target {
+            self.kick(&mut q, core, this);
+        }
+        while q.completed < target {
+            q = self.progress.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(q);
+        if let Some(rec) = online {
+            core.enter(rec);
+        }
+    }
+
+    /// The domain's last handle is gone: the reclaimer drains the queue
+    /// (after a grace period, as always) and exits.
+    pub(crate) fn shutdown(&self) {
+        let mut q = self.lock();
+        q.shutdown = true;
+        self.wake.notify_one();
+        self.progress.notify_all();
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn peak_bytes(&self) -> usize {
+        self.peak_bytes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn reset_peak(&self) {
+        self.peak_bytes.store(self.bytes(), Ordering::Relaxed);
+    }
+
+    pub(crate) fn completed(&self) -> u64 {
+        self.lock().completed
+    }
+}

@@ -1,0 +1,306 @@
+//! Unit tests of the RCU domains' semantics. Each test that is about
+//! waiting makes the thing waited for record that it happened, so a grace
+//! period that does not wait fails the test instead of slowing it.
+
+use super::*;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// Both read-side barriers: membarrier where the kernel has it, and fenced.
+fn domains<F: Flavor>() -> Vec<Domain<F>> {
+    vec![Domain::new(), Domain::builder().fenced(true).build()]
+}
+
+#[test]
+fn synchronize_waits_for_a_reader_inside_its_section() {
+    for rcu in domains::<General>() {
+        let left = Arc::new(AtomicBool::new(false));
+        let entered = Arc::new(Barrier::new(2));
+        let h = {
+            let (rcu, left, entered) = (rcu.clone(), left.clone(), entered.clone());
+            thread::spawn(move || {
+                let r = rcu.register();
+                let g = r.read();
+                let inner = r.read(); // nesting: the inner drop must not end the section
+                entered.wait();
+                drop(inner);
+                thread::sleep(Duration::from_millis(50));
+                left.store(true, SeqCst);
+                drop(g);
+            })
+        };
+        entered.wait();
+        rcu.synchronize();
+        assert!(
+            left.load(SeqCst),
+            "grace period ended inside a read-side section"
+        );
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn an_idle_registered_reader_does_not_delay_grace_periods() {
+    for rcu in domains::<General>() {
+        let r = rcu.register();
+        drop(r.read());
+        // Would hang if an idle reader held grace periods.
+        for _ in 0..10 {
+            rcu.synchronize();
+        }
+        assert!(rcu.grace_periods() >= 10);
+    }
+}
+
+#[test]
+fn qsbr_waits_for_an_online_thread_until_it_reports() {
+    for q in domains::<QuiescentState>() {
+        let reported = Arc::new(AtomicBool::new(false));
+        let online = Arc::new(Barrier::new(2));
+        let h = {
+            let (q, reported, online) = (q.clone(), reported.clone(), online.clone());
+            thread::spawn(move || {
+                let mut r = q.register();
+                online.wait();
+                thread::sleep(Duration::from_millis(50));
+                reported.store(true, SeqCst);
+                r.quiescent_state();
+                // Stay online until the grace period is over; going offline
+                // afterwards must not matter.
+                thread::sleep(Duration::from_millis(20));
+            })
+        };
+        online.wait();
+        q.synchronize();
+        assert!(
+            reported.load(SeqCst),
+            "QSBR grace period ended before the quiescent state"
+        );
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn qsbr_offline_threads_and_synchronizing_readers_do_not_deadlock() {
+    for q in domains::<QuiescentState>() {
+        let mut r = q.register();
+        // An online thread calling synchronize goes offline meanwhile.
+        q.synchronize();
+        r.synchronize();
+        {
+            let _off = r.offline();
+            q.synchronize();
+        }
+        drop(r.read());
+        r.quiescent_state();
+    }
+}
+
+#[test]
+#[should_panic(expected = "would wait for itself")]
+fn synchronize_inside_a_read_section_panics() {
+    let rcu = Rcu::new();
+    let r = rcu.register();
+    let _g = r.read();
+    rcu.synchronize();
+}
+
+#[test]
+#[should_panic(expected = "would wait for itself")]
+fn synchronize_inside_a_qsbr_guard_panics() {
+    let q = Qsbr::new();
+    let r = q.register();
+    let _g = r.read();
+    q.synchronize();
+}
+
+#[test]
+#[should_panic(expected = "already registered")]
+fn registering_twice_on_one_thread_panics() {
+    let rcu = Rcu::new();
+    let _a = rcu.register();
+    let _b = rcu.register();
+}
+
+#[test]
+fn a_cookie_taken_inside_a_section_stays_pending_until_it_ends() {
+    for rcu in domains::<General>() {
+        let r = rcu.register();
+        let g = r.read();
+        let cookie = rcu.start_poll();
+        // The reclaimer runs the requested grace period, which must wait
+        // for this section.
+        thread::sleep(Duration::from_millis(30));
+        assert!(!rcu.poll(cookie), "cookie completed inside the section");
+        drop(g);
+        while !rcu.poll(cookie) {
+            thread::sleep(Duration::from_millis(1));
+        }
+        let before = rcu.get_state();
+        rcu.synchronize();
+        assert!(
+            rcu.poll(before),
+            "a cookie from before synchronize() is not complete after it"
+        );
+    }
+}
+
+#[test]
+fn callbacks_run_after_the_grace_period_and_barrier_waits_for_them() {
+    for rcu in domains::<General>() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let left = Arc::new(AtomicBool::new(false));
+        let entered = Arc::new(Barrier::new(2));
+        let h = {
+            let (rcu, left, entered) = (rcu.clone(), left.clone(), entered.clone());
+            thread::spawn(move || {
+                let r = rcu.register();
+                let g = r.read();
+                entered.wait();
+                thread::sleep(Duration::from_millis(30));
+                left.store(true, SeqCst);
+                drop(g);
+            })
+        };
+        entered.wait();
+        for _ in 0..100 {
+            let (ran, left) = (ran.clone(), left.clone());
+            rcu.call(move || {
+                assert!(
+                    left.load(SeqCst),
+                    "callback ran inside a pre-existing section"
+                );
+                ran.fetch_add(1, SeqCst);
+            });
+        }
+        rcu.defer_drop(Box::new([0u8; 100]));
+        rcu.barrier();
+        assert_eq!(ran.load(SeqCst), 100);
+        assert_eq!(rcu.backlog_bytes(), 0);
+        assert_eq!(rcu.stats().completed_callbacks, 101);
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn backpressure_bounds_the_queue() {
+    let rcu = Rcu::builder().max_pending(64).build();
+    let mut peak = 0;
+    for i in 0..5000u64 {
+        rcu.defer_drop(Box::new(i));
+        peak = peak.max(rcu.stats().pending_callbacks);
+    }
+    assert!(peak <= 64, "pending reached {peak} with a limit of 64");
+    rcu.barrier();
+    assert_eq!(rcu.stats().pending_callbacks, 0);
+}
+
+#[test]
+fn callbacks_that_requeue_themselves_keep_completing() {
+    const RUNS: usize = 200;
+    fn repost(rcu: Rcu, runs: Arc<AtomicUsize>) {
+        if runs.fetch_add(1, SeqCst) + 1 < RUNS {
+            let r2 = rcu.clone();
+            rcu.call(move || repost(r2, runs));
+        }
+    }
+    let rcu = Rcu::builder().max_pending(8).build();
+    let runs = Arc::new(AtomicUsize::new(0));
+    for _ in 0..4 {
+        let (r, n) = (rcu.clone(), runs.clone());
+        rcu.call(move || repost(r, n));
+    }
+    // Each barrier waits for the callbacks queued so far, which queue the
+    // next ones: the chains must keep completing.
+    while runs.load(SeqCst) < RUNS {
+        rcu.barrier();
+    }
+    rcu.barrier();
+    assert!(rcu.stats().pending_callbacks == 0);
+}
+
+#[test]
+fn a_panicking_callback_does_not_stop_reclamation() {
+    let rcu = Rcu::new();
+    rcu.call(|| panic!("deliberate"));
+    let ran = Arc::new(AtomicBool::new(false));
+    let r2 = ran.clone();
+    rcu.call(move || r2.store(true, SeqCst));
+    rcu.barrier();
+    assert!(ran.load(SeqCst));
+}
+
+#[test]
+fn dropping_the_domain_still_runs_queued_callbacks() {
+    let ran = Arc::new(AtomicBool::new(false));
+    {
+        let rcu = Rcu::new();
+        let r2 = ran.clone();
+        rcu.call(move || r2.store(true, SeqCst));
+    }
+    for _ in 0..5000 {
+        if ran.load(SeqCst) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    panic!("callback never ran after the domain was dropped");
+}
+
+#[test]
+fn a_stalled_reader_is_reported_once_per_grace_period() {
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let rcu = Rcu::builder()
+        .stall_timeout(Some(Duration::from_millis(20)))
+        .on_stall(move |s| sink.lock().unwrap().push(s.clone()))
+        .build();
+    let entered = Arc::new(Barrier::new(2));
+    let h = {
+        let (rcu, entered) = (rcu.clone(), entered.clone());
+        thread::Builder::new()
+            .name("slow-reader".into())
+            .spawn(move || {
+                let r = rcu.register();
+                let _g = r.read();
+                entered.wait();
+                thread::sleep(Duration::from_millis(200));
+            })
+            .unwrap()
+    };
+    entered.wait();
+    rcu.synchronize();
+    h.join().unwrap();
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].reader, "slow-reader");
+    assert!(reports[0].waited >= Duration::from_millis(20));
+}
+
+#[test]
+fn concurrent_synchronize_calls_share_grace_periods() {
+    let rcu = Rcu::new();
+    let r = rcu.register();
+    let g = r.read();
+    let hs: Vec<_> = (0..4)
+        .map(|_| {
+            let rcu = rcu.clone();
+            thread::spawn(move || rcu.synchronize())
+        })
+        .collect();
+    // All four queue behind this section; when it ends, at most two grace
+    // periods (one in progress, one for the rest) serve them all.
+    thread::sleep(Duration::from_millis(30));
+    let before = rcu.grace_periods();
+    drop(g);
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert!(
+        rcu.grace_periods() - before <= 2,
+        "{} grace periods",
+        rcu.grace_periods() - before
+    );
+}
