@@ -14,6 +14,21 @@
 //!
 //! The number of buckets is fixed at construction. Lookups return
 //! references that live no longer than both the guard and the map borrow.
+//!
+//! ```
+//! use locklab::rcu::{Rcu, RcuHashMap};
+//!
+//! let rcu = Rcu::new();
+//! let map = RcuHashMap::with_buckets(&rcu, 1024);
+//! map.insert(7u64, "seven");
+//! let reader = rcu.register(); // once per thread
+//! {
+//!     let g = reader.read();
+//!     assert_eq!(map.get(&7, &g), Some(&"seven"));
+//! }
+//! map.remove(&7); // freed after a grace period
+//! rcu.synchronize();
+//! ```
 
 use super::list::Node;
 use super::{Domain, Flavor, General, ReadGuard};
@@ -38,6 +53,8 @@ where
     hasher: S,
     len: AtomicUsize,
     domain: Domain<F>,
+    /// `domain.id()`, kept here so a lookup checks its guard with one compare.
+    domain_id: usize,
 }
 
 // SAFETY: readers on any thread get `&K`/`&V` (so `Sync`); nodes are dropped
@@ -93,6 +110,7 @@ where
             hasher,
             len: AtomicUsize::new(0),
             domain: domain.clone(),
+            domain_id: domain.id(),
         }
     }
 
@@ -138,7 +156,7 @@ where
     {
         assert_eq!(
             guard.domain(),
-            self.domain.id(),
+            self.domain_id,
             "locklab rcu: a guard of another domain does not protect this map"
         );
         let mut cur = self.bucket(key).head.load(Ordering::Acquire);

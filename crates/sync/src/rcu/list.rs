@@ -32,6 +32,8 @@ pub struct RcuList<T: Send + Sync + 'static, F: Flavor = General> {
     len: AtomicUsize,
     writer: HybridMutex<()>,
     domain: Domain<F>,
+    /// `domain.id()`, kept here so a lookup checks its guard with one compare.
+    domain_id: usize,
 }
 
 // SAFETY: readers on any thread get `&T` (so `T: Sync`); nodes are dropped
@@ -48,6 +50,7 @@ impl<T: Send + Sync + 'static, F: Flavor> RcuList<T, F> {
             len: AtomicUsize::new(0),
             writer: HybridMutex::new(()),
             domain: domain.clone(),
+            domain_id: domain.id(),
         }
     }
 
@@ -130,7 +133,7 @@ impl<T: Send + Sync + 'static, F: Flavor> RcuList<T, F> {
     pub fn iter<'a, G: ReadGuard>(&'a self, guard: &'a G) -> Iter<'a, T> {
         assert_eq!(
             guard.domain(),
-            self.domain.id(),
+            self.domain_id,
             "locklab rcu: a guard of another domain does not protect this list"
         );
         Iter {
