@@ -4,11 +4,20 @@
 //!
 //! # Reader records
 //!
-//! Each registered thread owns one cache-padded [`Record`]. Its `ctr` is 0
-//! while the thread cannot hold references (general flavour: outside every
-//! read-side section; QSBR: offline) and otherwise the value of the global
-//! `gp_ctr` the thread last copied: at the start of its outermost read-side
-//! section (general) or at its last quiescent state (QSBR).
+//! Each registered thread owns one cache-padded [`Record`]. Its `ctr` holds
+//! in its high 48 bits the grace-period number the thread last copied from
+//! the global `gp_ctr` (at the start of its outermost read-side section, or
+//! at its last quiescent state for QSBR) and in its low 16 bits how active
+//! it is: the read-side nesting depth (general flavour) or 1 while online
+//! (QSBR). Low bits 0 mean the thread cannot hold references. `gp_ctr`
+//! keeps its low bits at 1, so one store of it opens an outermost section.
+//!
+//! The encoding is liburcu's, and so is the reason for it: a nested count
+//! kept apart would be loaded right after it was stored on every section,
+//! and on some machines each such store-to-load forward costs nanoseconds,
+//! chained from one section to the next. Here the outermost entry stores a
+//! value that does not depend on the load before it, which breaks the
+//! chain.
 //!
 //! # A grace period
 //!
@@ -57,17 +66,20 @@
 //! period find their cookie done and leave at once. Polling hands the same
 //! cookie to the caller.
 
-use crate::util::sync::{spin_loop, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::util::sync::{spin_loop, AtomicU64, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
 
+/// Low bits of a record's `ctr`: nesting depth, or 1 while QSBR-online.
+pub(crate) const NEST_MASK: u64 = 0xffff;
+/// One grace period in `gp_ctr`.
+const GP_STEP: u64 = NEST_MASK + 1;
+
 /// One registered reader thread's state, on its own cache line.
 pub(crate) struct Record {
-    /// 0: cannot hold references; else the `gp_ctr` value last copied.
+    /// Grace-period number (high bits) and activity (low bits).
     pub(crate) ctr: AtomicU64,
-    /// Read-side nesting depth; only the owning thread touches it.
-    pub(crate) nest: AtomicUsize,
     /// The owner's thread name, for stall reports.
     name: std::sync::Mutex<String>,
 }
@@ -139,7 +151,7 @@ impl Core {
         let _ = stall;
         Core {
             hot: CachePadded::new(Hot {
-                gp_ctr: AtomicU64::new(1),
+                gp_ctr: AtomicU64::new(GP_STEP | 1),
                 fenced,
             }),
             seq: CachePadded::new(AtomicU64::new(0)),
@@ -168,7 +180,6 @@ impl Core {
                 recs.push((
                     Box::new(CachePadded::new(Record {
                         ctr: AtomicU64::new(0),
-                        nest: AtomicUsize::new(0),
                         name: std::sync::Mutex::new(String::new()),
                     })),
                     true,
@@ -205,10 +216,40 @@ impl Core {
         }
     }
 
-    /// A reader can no longer hold references.
+    /// A reader can no longer hold references (QSBR offline, unregister).
     #[inline(always)]
     pub(crate) fn leave(&self, rec: &Record) {
         rec.ctr.store(0, Ordering::Release);
+    }
+
+    /// General flavour: enters a read-side section, the outermost one by
+    /// copying `gp_ctr`, a nested one by counting.
+    #[inline(always)]
+    pub(crate) fn read_lock(&self, rec: &Record) {
+        let c = rec.ctr.load(Ordering::Relaxed);
+        if c & NEST_MASK == 0 {
+            self.enter(rec);
+        } else {
+            assert!(
+                c & NEST_MASK != NEST_MASK,
+                "locklab rcu: read sections nested too deeply"
+            );
+            rec.ctr.store(c + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// General flavour: leaves a read-side section. `Release`: the
+    /// section's loads are ordered before the store that may end it.
+    #[inline(always)]
+    pub(crate) fn read_unlock(&self, rec: &Record) {
+        let c = rec.ctr.load(Ordering::Relaxed);
+        rec.ctr.store(c - 1, Ordering::Release);
+    }
+
+    /// Whether the record's owner may hold references (its own view).
+    #[inline]
+    pub(crate) fn active(rec: &Record) -> bool {
+        rec.ctr.load(Ordering::Relaxed) & NEST_MASK != 0
     }
 
     /// A QSBR quiescent state: references taken so far are given up and the
@@ -217,7 +258,9 @@ impl Core {
     pub(crate) fn quiesce(&self, rec: &Record) {
         let g = self.hot.gp_ctr.load(Ordering::Acquire);
         // The reader was online (ctr != 0), so the grace period is already
-        // waiting on a visible value; moving it forward needs no fence.
+        // waiting on a visible value; moving it forward needs no fence. The
+        // owner's load of its own record is an L1 hit: it stores only when
+        // the counter moved.
         if rec.ctr.load(Ordering::Relaxed) != g {
             rec.ctr.store(g, Ordering::Release);
         }
@@ -258,7 +301,7 @@ impl Core {
     /// One grace period: the caller holds `gp_lock`.
     fn grace_period(&self, scratch: &mut Vec<*const Record>) {
         self.seq.fetch_add(1, Ordering::AcqRel);
-        let g = self.hot.gp_ctr.fetch_add(1, Ordering::AcqRel) + 1;
+        let g = self.hot.gp_ctr.fetch_add(GP_STEP, Ordering::AcqRel) + GP_STEP;
         if !self.hot.fenced {
             super::membarrier::expedited();
         }
@@ -311,13 +354,14 @@ impl Core {
         } else {
             rec.ctr.load(Ordering::Acquire)
         };
-        c == 0 || c >= g
+        // Inactive, or its copy (with low bits at least 1) is `g` or later.
+        c & NEST_MASK == 0 || c >= g
     }
 
     #[cfg(not(loom))]
     fn report_stall(&self, rec: &Record, g: u64, waited: Duration) {
         let stall = Stall {
-            grace_period: g - 1,
+            grace_period: (g >> 16) - 1,
             waited,
             reader: rec.name.lock().map(|n| n.clone()).unwrap_or_default(),
         };

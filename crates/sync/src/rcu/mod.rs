@@ -13,7 +13,7 @@
 //!
 //! | | read side | who pays |
 //! |---|---|---|
-//! | [`Rcu`] (general purpose) | `read()` stores the grace-period counter in the thread's own record, and 0 on leaving; nesting allowed | the grace period, with `membarrier(2)`; where that is missing, readers fence (`swap`) |
+//! | [`Rcu`] (general purpose) | `read()` copies the grace-period counter into the thread's own record and counts nesting there; leaving counts down | the grace period, with `membarrier(2)`; where that is missing, readers fence (`swap`) |
 //! | [`Qsbr`] (quiescent-state based) | nothing: a guard only borrows the reader | every registered thread must call [`QsbrReader::quiescent_state`] now and then, or go offline |
 //!
 //! A thread that is outside every read-side section never delays a grace
@@ -268,18 +268,16 @@ impl<F: Flavor> Domain<F> {
         self.core().hot.fenced
     }
 
-    /// The calling thread's stake in this domain: may it wait for a grace
-    /// period, and must it go offline to do so?
-    fn waiting(&self) -> Waiting<'_> {
+    /// Whether the calling thread may wait for this domain's grace periods:
+    /// not if it is inside a read-side section, nor if it is an online
+    /// QSBR reader (which may hold guards that nothing counts).
+    fn waiting(&self) -> Waiting {
         #[cfg(not(loom))]
         if let Some(rec) = mine::lookup(self.id()) {
             // SAFETY: the record lives as long as the core we hold.
             let rec = unsafe { &*rec };
-            if rec.nest.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+            if Core::active(rec) {
                 return Waiting::Never;
-            }
-            if F::QSBR && rec.ctr.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-                return Waiting::Offline(rec);
             }
         }
         Waiting::Free
@@ -290,9 +288,10 @@ impl<F: Flavor> Domain<F> {
     /// periods.
     ///
     /// # Panics
-    /// Inside a read-side section of this domain on this thread (it would
-    /// wait for itself). A registered QSBR thread goes offline while it
-    /// waits.
+    /// On a thread that may hold references of this domain: inside a
+    /// read-side section of [`Rcu`], or a [`Qsbr`] reader that is online
+    /// (call [`QsbrReader::synchronize`] instead, which goes offline). Either
+    /// would wait for itself.
     pub fn synchronize(&self) {
         self.cond_synchronize(self.core().snapshot());
     }
@@ -304,17 +303,14 @@ impl<F: Flavor> Domain<F> {
         if core.done(cookie) {
             return;
         }
-        match self.waiting() {
-            Waiting::Never => panic!(
-                "locklab rcu: synchronize() inside a read-side section would wait for itself"
-            ),
-            Waiting::Free => core.wait_for(cookie),
-            Waiting::Offline(rec) => {
-                core.leave(rec);
-                core.wait_for(cookie);
-                core.enter(rec);
-            }
+        if self.waiting() == Waiting::Never {
+            panic!(
+                "locklab rcu: synchronize() from a thread that may hold references of the domain \
+                 (inside a read-side section, or an online QSBR reader: use \
+                 QsbrReader::synchronize) would wait for itself"
+            );
         }
+        core.wait_for(cookie);
     }
 
     /// A cookie for a grace period that begins after this call, without
@@ -395,11 +391,10 @@ impl<F: Flavor> Domain<F> {
         self.shared.cbs.reset_peak();
     }
 
-    fn reclaim_wait(&self) -> reclaim::Waiting<'_> {
+    fn reclaim_wait(&self) -> reclaim::Waiting {
         match self.waiting() {
             Waiting::Never => reclaim::Waiting::Never,
             Waiting::Free => reclaim::Waiting::Free,
-            Waiting::Offline(r) => reclaim::Waiting::Offline(r),
         }
     }
 }
@@ -411,11 +406,11 @@ impl Shared {
     }
 }
 
+#[derive(PartialEq, Eq)]
 #[cfg_attr(loom, allow(dead_code))]
-enum Waiting<'a> {
+enum Waiting {
     Never,
     Free,
-    Offline(&'a Record),
 }
 
 /// The records of the domains this thread is registered with, so that
@@ -504,32 +499,20 @@ impl RcuReader {
     /// Enters a read-side section (or nests in the current one).
     #[inline]
     pub fn read(&self) -> RcuGuard<'_> {
-        use crate::util::sync::Ordering::Relaxed;
-        let rec = self.rec();
-        let n = rec.nest.load(Relaxed);
-        if n == 0 {
-            self.core.enter(rec);
-        }
-        rec.nest.store(n + 1, Relaxed);
+        self.core.read_lock(self.rec());
         RcuGuard { reader: self }
     }
 
     /// Whether the thread is inside a read-side section.
     pub fn in_read_section(&self) -> bool {
-        self.rec().nest.load(crate::util::sync::Ordering::Relaxed) > 0
+        Core::active(self.rec())
     }
 }
 
 impl Drop for RcuGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        use crate::util::sync::Ordering::Relaxed;
-        let rec = self.reader.rec();
-        let n = rec.nest.load(Relaxed) - 1;
-        rec.nest.store(n, Relaxed);
-        if n == 0 {
-            self.reader.core.leave(rec);
-        }
+        self.reader.core.read_unlock(self.reader.rec());
     }
 }
 
@@ -551,14 +534,28 @@ impl Drop for RcuReader {
 
 /// A thread's registration with a QSBR domain; online from the start. Not
 /// `Send`.
+///
+/// An online reader may hold references at any time (its guards are not
+/// counted: they cost nothing), so it must not wait for a grace period of
+/// its own domain: [`Domain::synchronize`] and [`Domain::barrier`] refuse
+/// it. Use this handle's [`synchronize`](QsbrReader::synchronize) and
+/// [`barrier`](QsbrReader::barrier), which take `&mut self` (so no guard is
+/// alive) and go offline while they wait. For the same reason `call` and
+/// `defer_drop` never wait on an online reader; the reader is throttled in
+/// [`quiescent_state`](QsbrReader::quiescent_state) instead.
 pub struct QsbrReader {
     core: Arc<Core>,
     rec: *const Record,
+    #[cfg(not(loom))]
+    domain: Qsbr,
+    /// The domain's callbacks, one load away for the backlog check.
+    #[cfg(not(loom))]
+    cbs: Arc<reclaim::Callbacks>,
 }
 
 /// A read-side section of [`Qsbr`]: free, it only borrows the reader so
-/// that the thread cannot report a quiescent state while it holds
-/// references.
+/// that the thread cannot report a quiescent state or go offline while it
+/// holds references.
 pub struct QsbrGuard<'r> {
     reader: &'r QsbrReader,
 }
@@ -581,7 +578,14 @@ impl Domain<QuiescentState> {
         core.enter(unsafe { &*rec });
         #[cfg(not(loom))]
         mine::add(self.id(), rec);
-        QsbrReader { core, rec }
+        QsbrReader {
+            core,
+            rec,
+            #[cfg(not(loom))]
+            domain: self.clone(),
+            #[cfg(not(loom))]
+            cbs: self.shared.cbs.clone(),
+        }
     }
 }
 
@@ -592,23 +596,33 @@ impl QsbrReader {
         unsafe { &*self.rec }
     }
 
-    /// A read-side section: costs two plain stores to the thread's own
-    /// record (a nesting count that lets `synchronize` catch misuse).
-    #[inline]
+    /// A read-side section: free; the guard borrows the reader.
+    #[inline(always)]
     pub fn read(&self) -> QsbrGuard<'_> {
-        use crate::util::sync::Ordering::Relaxed;
-        let rec = self.rec();
-        rec.nest.store(rec.nest.load(Relaxed) + 1, Relaxed);
         QsbrGuard { reader: self }
     }
 
     /// Reports a quiescent state: no reference taken before it is used
-    /// after it. Cheap (a load and, when a grace period began since the
-    /// last report, a store); call it between operations.
+    /// after it. Cheap: a load of the grace-period counter and, when a
+    /// grace period began since the last report, a store; if more callbacks
+    /// wait than the domain allows, it waits offline for the reclaimer to
+    /// catch up. Call it between operations.
     #[inline]
     pub fn quiescent_state(&mut self) {
         let rec = self.rec();
         self.core.quiesce(rec);
+        #[cfg(not(loom))]
+        if self.cbs.over_limit() {
+            self.throttle();
+        }
+    }
+
+    #[cfg(not(loom))]
+    #[cold]
+    fn throttle(&mut self) {
+        let cbs = self.cbs.clone();
+        let _off = self.offline();
+        cbs.throttle();
     }
 
     /// Goes offline until the returned value is dropped.
@@ -618,12 +632,19 @@ impl QsbrReader {
         Offline { reader: self }
     }
 
-    /// Waits for a grace period, offline meanwhile (needs no thread-local
-    /// lookup, unlike [`Domain::synchronize`]).
+    /// Waits for a grace period, offline meanwhile.
     pub fn synchronize(&mut self) {
         let off = self.offline();
         let core = off.reader.core.clone();
         core.wait_for(core.snapshot());
+    }
+
+    /// Waits, offline, until every callback queued before the call has run.
+    #[cfg(not(loom))]
+    pub fn barrier(&mut self) {
+        let domain = self.domain.clone();
+        let _off = self.offline();
+        domain.barrier();
     }
 }
 
@@ -631,15 +652,6 @@ impl Drop for Offline<'_> {
     fn drop(&mut self) {
         let rec = self.reader.rec();
         self.reader.core.enter(rec);
-    }
-}
-
-impl Drop for QsbrGuard<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        use crate::util::sync::Ordering::Relaxed;
-        let rec = self.reader.rec();
-        rec.nest.store(rec.nest.load(Relaxed) - 1, Relaxed);
     }
 }
 

@@ -22,16 +22,14 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-/// Whether, and how, a thread may wait for reclamation.
-#[derive(Clone, Copy)]
-pub(crate) enum Waiting<'a> {
-    /// It holds references of this domain: waiting would deadlock.
+/// Whether a thread may wait for reclamation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waiting {
+    /// It may hold references of this domain (inside a read-side section,
+    /// or an online QSBR thread): waiting would deadlock.
     Never,
     /// It holds nothing (or is not registered).
     Free,
-    /// A QSBR thread online outside any guard: it goes offline while it
-    /// waits, or the grace period would wait for it.
-    Offline(&'a super::gp::Record),
 }
 
 /// Work to run after a grace period.
@@ -131,7 +129,7 @@ impl Callbacks {
         core: &Arc<Core>,
         this: &Arc<Self>,
         b: Box<T>,
-        wait: Waiting<'_>,
+        wait: Waiting,
     ) {
         let bytes = core::mem::size_of::<T>();
         let d = Deferred::Drop {
@@ -147,12 +145,12 @@ impl Callbacks {
         core: &Arc<Core>,
         this: &Arc<Self>,
         f: Box<dyn FnOnce() + Send>,
-        wait: Waiting<'_>,
+        wait: Waiting,
     ) {
         self.push(core, this, Deferred::Call(f), wait);
     }
 
-    fn push(&self, core: &Arc<Core>, this: &Arc<Self>, d: Deferred, wait: Waiting<'_>) {
+    fn push(&self, core: &Arc<Core>, this: &Arc<Self>, d: Deferred, wait: Waiting) {
         let bytes = d.bytes();
         let mut q = self.lock();
         q.items.push(d);
@@ -161,21 +159,30 @@ impl Callbacks {
         let b = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
         self.peak_bytes.fetch_max(b, Ordering::Relaxed);
         self.kick(&mut q, core, this);
-        if pending > self.max_pending && !IN_RECLAIMER.with(|r| r.get()) {
-            let online = match wait {
-                Waiting::Never => return,
-                Waiting::Free => None,
-                Waiting::Offline(rec) => Some(rec),
-            };
-            if let Some(rec) = online {
-                core.leave(rec);
-            }
-            while self.pending.load(Ordering::Relaxed) > self.max_pending && !q.shutdown {
-                q = self.progress.wait(q).unwrap_or_else(|e| e.into_inner());
-            }
-            if let Some(rec) = online {
-                core.enter(rec);
-            }
+        if pending > self.max_pending && wait == Waiting::Free && !IN_RECLAIMER.with(|r| r.get()) {
+            self.wait_below_limit(q);
+        }
+    }
+
+    /// Whether more than `max_pending` callbacks wait.
+    #[inline]
+    pub(crate) fn over_limit(&self) -> bool {
+        self.pending.load(Ordering::Relaxed) > self.max_pending
+    }
+
+    /// Waits until the backlog is back under the limit. The caller holds
+    /// no references of the domain.
+    fn wait_below_limit(&self, mut q: MutexGuard<'_, Queue>) {
+        while self.over_limit() && !q.shutdown {
+            q = self.progress.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// [`Callbacks::wait_below_limit`] for a caller that does not hold the
+    /// queue lock.
+    pub(crate) fn throttle(&self) {
+        if self.over_limit() && !IN_RECLAIMER.with(|r| r.get()) {
+            self.wait_below_limit(self.lock());
         }
     }
 
@@ -245,21 +252,17 @@ impl Callbacks {
     }
 
     /// Waits until every callback queued before the call has run.
-    pub(crate) fn barrier(&self, core: &Arc<Core>, this: &Arc<Self>, wait: Waiting<'_>) {
+    pub(crate) fn barrier(&self, core: &Arc<Core>, this: &Arc<Self>, wait: Waiting) {
         assert!(
             !IN_RECLAIMER.with(|r| r.get()),
             "locklab rcu: barrier() called from a callback would wait for itself"
         );
-        let online = match wait {
-            Waiting::Never => {
-                panic!("locklab rcu: barrier() inside a read-side section would wait for itself")
-            }
-            Waiting::Free => None,
-            Waiting::Offline(rec) => Some(rec),
-        };
-        if let Some(rec) = online {
-            core.leave(rec);
-        }
+        assert!(
+            wait == Waiting::Free,
+            "locklab rcu: barrier() from a thread that may hold references of the domain \
+             (inside a read-side section, or an online QSBR reader: use QsbrReader::barrier) \
+             would wait for itself"
+        );
         let mut q = self.lock();
         let target = q.enqueued;
         if q.completed < target {
@@ -267,10 +270,6 @@ impl Callbacks {
         }
         while q.completed < target {
             q = self.progress.wait(q).unwrap_or_else(|e| e.into_inner());
-        }
-        drop(q);
-        if let Some(rec) = online {
-            core.enter(rec);
         }
     }
 

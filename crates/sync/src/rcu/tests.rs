@@ -86,14 +86,16 @@ fn qsbr_waits_for_an_online_thread_until_it_reports() {
 fn qsbr_offline_threads_and_synchronizing_readers_do_not_deadlock() {
     for q in domains::<QuiescentState>() {
         let mut r = q.register();
-        // An online thread calling synchronize goes offline meanwhile.
-        q.synchronize();
+        // The reader's own synchronize and barrier go offline meanwhile.
         r.synchronize();
+        q.call(|| ());
+        r.barrier();
         {
             let _off = r.offline();
             q.synchronize();
+            q.barrier();
         }
-        drop(r.read());
+        let _ = r.read();
         r.quiescent_state();
     }
 }
@@ -109,11 +111,37 @@ fn synchronize_inside_a_read_section_panics() {
 
 #[test]
 #[should_panic(expected = "would wait for itself")]
-fn synchronize_inside_a_qsbr_guard_panics() {
+fn domain_synchronize_on_an_online_qsbr_reader_panics() {
     let q = Qsbr::new();
     let r = q.register();
     let _g = r.read();
     q.synchronize();
+}
+
+#[test]
+#[should_panic(expected = "would wait for itself")]
+fn barrier_inside_a_read_section_panics() {
+    let rcu = Rcu::new();
+    let r = rcu.register();
+    let _g = r.read();
+    rcu.call(|| ());
+    rcu.barrier();
+}
+
+#[test]
+fn qsbr_readers_that_update_are_throttled_at_their_quiescent_states() {
+    let q = Qsbr::builder().max_pending(64).build();
+    let mut r = q.register();
+    let mut peak = 0;
+    for i in 0..5000u64 {
+        q.defer_drop(Box::new(i));
+        r.quiescent_state();
+        peak = peak.max(q.stats().pending_callbacks);
+    }
+    // Between two quiescent states one update may go over the limit.
+    assert!(peak <= 65, "pending reached {peak} with a limit of 64");
+    r.barrier();
+    assert_eq!(q.stats().pending_callbacks, 0);
 }
 
 #[test]
