@@ -236,7 +236,14 @@ pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
                 .find(|t| t.info.name == name)
                 .copied()
                 .ok_or_else(|| {
-                    LabError::input(format!("unknown lock '{name}'; valid locks: all, {valid}"))
+                    if crate::rcutorture::find(name).is_some() {
+                        LabError::input(format!(
+                            "'{name}' is an RCU flavour, not a lock \
+                             (`locklab torture --rcu --locks {name}` tortures it); valid locks: all, {valid}"
+                        ))
+                    } else {
+                        LabError::input(format!("unknown lock '{name}'; valid locks: all, {valid}"))
+                    }
                 })
         },
     )
@@ -245,7 +252,7 @@ pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
 /// A `--locks` value picked out of `every`: `all`, or comma-separated names
 /// each resolved by `find` (duplicates removed, order kept). `valid` lists
 /// the names for the error about an empty one.
-fn pick<T: Copy>(
+pub(crate) fn pick<T: Copy>(
     list: &str,
     every: &[T],
     name: impl Fn(&T) -> &'static str,
