@@ -504,7 +504,7 @@ fn torture_rcu(cli: &Cli, a: &TortureArgs) -> Result<i32> {
             cfg.max_pending
         );
         println!(
-            "Reader Pipe: read-side sections by the pipeline count of their element at their end \
+            "The Reader Pipe histogram counts read-side sections by the pipeline count of their element at their end \
              (0 published, 1 removed, +1 per grace period since); anything past the second column is a too-short grace period"
         );
     }

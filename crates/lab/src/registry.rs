@@ -381,6 +381,33 @@ mod tests {
     }
 
     #[test]
+    fn rcu_flavours_share_the_name_space_and_are_refused_as_locks() {
+        for f in crate::rcutorture::flavors() {
+            assert!(
+                all().iter().all(|e| e.info.name != f.name)
+                    && rw_all().iter().all(|e| e.info.name != f.name),
+                "{} is also a lock name",
+                f.name
+            );
+            let e = parse_torture_list(f.name).err().expect("not a lock");
+            assert!(e.msg.contains("--rcu"), "{}", e.msg);
+        }
+        let all_rcu = crate::rcutorture::parse_flavors("all").unwrap();
+        let got: Vec<_> = all_rcu.iter().map(|f| f.name).collect();
+        assert_eq!(
+            got,
+            ["rcu", "rcu-qsbr", "rcu-fenced"],
+            "rcu-broken stays out of all"
+        );
+        assert_eq!(
+            crate::rcutorture::parse_flavors("rcu-broken,rcu")
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    #[test]
     fn a_benchmark_given_an_rwlock_says_what_it_is() {
         let e = parse_list("tas,rwsem").err().expect("must fail");
         assert_eq!(e.code, 2);
