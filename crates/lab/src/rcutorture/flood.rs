@@ -66,5 +66,8 @@ pub fn flood<R: TortureRcu>(st: Arc<State<R>>) {
             });
         }
         i += 1;
+        if i % 16 == 0 {
+            st.sample_pending();
+        }
     }
 }

@@ -43,7 +43,7 @@ use flavor::TortureRcu;
 use locklab::rcu::{Qsbr, Rcu};
 use pipe::{Elem, PIPE_LEN, POOL};
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -124,6 +124,9 @@ pub struct Counters {
     map_wrong_value: AtomicU64,
     map_grow_lost: AtomicU64,
     map_shrink_returned: AtomicU64,
+    /// The most callbacks seen pending (sampled by the monitor every
+    /// millisecond and by the flood after every 16 it queues).
+    peak_pending: AtomicUsize,
     pipe: [AtomicU64; PIPE_LEN + 1],
     batch: [AtomicU64; PIPE_LEN + 1],
     circulation: [AtomicU64; PIPE_LEN + 1],
@@ -145,6 +148,11 @@ pub struct State<R: TortureRcu> {
 impl<R: TortureRcu> State<R> {
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+
+    fn sample_pending(&self) {
+        let n = self.rcu.stats().pending_callbacks;
+        self.c.peak_pending.fetch_max(n, Ordering::Relaxed);
     }
 }
 
@@ -205,7 +213,8 @@ pub struct RcuReport {
     pub map_wrong_value: u64,
     pub map_grow_lost: u64,
     pub map_shrink_returned: u64,
-    /// Backpressure: the bound, its slack, and the most pending seen.
+    /// Backpressure: the bound, its slack, and the most pending seen
+    /// (sampled).
     pub max_pending: usize,
     pub pending_slack: usize,
     pub peak_pending: usize,
@@ -514,7 +523,6 @@ pub fn run<R: TortureRcu>(cfg: &RcuTortureConfig, name: &str, fenced: bool) -> R
     let t = Instant::now();
     let watchdog = Duration::from_secs_f64(cfg.watchdog_s);
     let end = Duration::from_secs_f64(cfg.secs);
-    let mut peak_pending = 0usize;
     let progress = |st: &State<R>| -> [(&'static str, u64); 6] {
         let stats = st.rcu.stats();
         [
@@ -537,7 +545,7 @@ pub fn run<R: TortureRcu>(cfg: &RcuTortureConfig, name: &str, fenced: bool) -> R
     let mut next_check = Instant::now();
     while t.elapsed() < end && !crate::interrupt::requested() {
         std::thread::sleep(Duration::from_millis(1));
-        peak_pending = peak_pending.max(st.rcu.stats().pending_callbacks);
+        st.sample_pending();
         if next_check.elapsed() < Duration::from_millis(20) {
             continue;
         }
@@ -554,7 +562,7 @@ pub fn run<R: TortureRcu>(cfg: &RcuTortureConfig, name: &str, fenced: bool) -> R
         }
     }
     st.stop.store(true, Ordering::Relaxed);
-    let joined = join_all(handles, watchdog, &st, &mut peak_pending);
+    let joined = join_all(handles, watchdog, &st);
     if hung.is_none() && !joined {
         hung = Some("a thread that did not stop".into());
     }
@@ -570,7 +578,7 @@ pub fn run<R: TortureRcu>(cfg: &RcuTortureConfig, name: &str, fenced: bool) -> R
                 }
             }
         });
-        if !join_all(vec![drain], watchdog, &st, &mut peak_pending) {
+        if !join_all(vec![drain], watchdog, &st) {
             hung = Some("the final barrier".into());
         }
     }
@@ -618,7 +626,7 @@ pub fn run<R: TortureRcu>(cfg: &RcuTortureConfig, name: &str, fenced: bool) -> R
         map_shrink_returned: load(&c.map_shrink_returned),
         max_pending: cfg.max_pending,
         pending_slack: slack,
-        peak_pending,
+        peak_pending: c.peak_pending.load(Ordering::Relaxed),
         peak_backlog_bytes: stats.peak_backlog_bytes,
         backlog_bound_bytes: (cfg.max_pending + slack) * MAX_DEFERRED_BYTES,
         stalls: stalls.load(Ordering::Relaxed),
@@ -634,11 +642,10 @@ fn join_all<R: TortureRcu>(
     mut pending: Vec<JoinHandle<()>>,
     watchdog: Duration,
     st: &State<R>,
-    peak: &mut usize,
 ) -> bool {
     let mut since = Instant::now();
     while !pending.is_empty() {
-        *peak = (*peak).max(st.rcu.stats().pending_callbacks);
+        st.sample_pending();
         let before = pending.len();
         let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
         for h in done {
