@@ -229,3 +229,73 @@ fn rcu_torture_prints_the_reader_pipe_histogram() {
     assert!(counts[2..].iter().all(|&c| c == 0), "{pipe}");
     assert!(out.contains("rcu-qsbr") && out.contains("ok"), "{out}");
 }
+
+/// `rcu` whose `synchronize` never returns: the watchdog must end the run.
+struct NeverSynchronizes(locklab::rcu::Rcu);
+
+impl rcutorture::flavor::TortureRcu for NeverSynchronizes {
+    type F = locklab::rcu::General;
+    type Reader = locklab::rcu::RcuReader;
+    type Guard<'r> = locklab::rcu::RcuGuard<'r>;
+    type Cookie = locklab::rcu::GpCookie;
+    fn build(f: bool, m: usize, s: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
+        NeverSynchronizes(<locklab::rcu::Rcu as rcutorture::flavor::TortureRcu>::build(f, m, s))
+    }
+    fn domain(&self) -> &locklab::rcu::Rcu {
+        &self.0
+    }
+    fn register(&self) -> Self::Reader {
+        self.0.register()
+    }
+    fn read(r: &Self::Reader) -> Self::Guard<'_> {
+        r.read()
+    }
+    fn quiesce(_: &mut Self::Reader) {}
+    fn idle(_: &mut Self::Reader, f: impl FnOnce()) {
+        f()
+    }
+    fn synchronize(&self) {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    fn call(&self, f: impl FnOnce() + Send + 'static) {
+        self.0.call(f)
+    }
+    fn defer_drop<T: Send + 'static>(&self, b: Box<T>) {
+        self.0.defer_drop(b)
+    }
+    fn barrier(&self) {
+        self.0.barrier()
+    }
+    fn start_poll(&self) -> Self::Cookie {
+        self.0.start_poll()
+    }
+    fn get_state(&self) -> Self::Cookie {
+        self.0.get_state()
+    }
+    fn poll(&self, c: Self::Cookie) -> bool {
+        self.0.poll(c)
+    }
+    fn grace_periods(&self) -> u64 {
+        self.0.grace_periods()
+    }
+    fn stats(&self) -> locklab::rcu::Stats {
+        self.0.stats()
+    }
+    fn fenced(&self) -> bool {
+        self.0.is_fenced()
+    }
+}
+
+#[test]
+fn rcu_torture_reports_a_hang_instead_of_hanging() {
+    let cfg = RcuTortureConfig::new(2, 30.0, 0.5);
+    let r = rcutorture::run::<NeverSynchronizes>(&cfg, "never", false);
+    assert!(r.hung.is_some(), "{}", r.text());
+    assert!(!r.ok());
+    assert!(
+        r.wall_s < 10.0,
+        "the watchdog should end the run long before --secs"
+    );
+}

@@ -537,7 +537,10 @@ pub fn run<R: TortureRcu>(cfg: &RcuTortureConfig, name: &str, fenced: bool) -> R
             ),
             ("the map updater", st.c.map_updates.load(Ordering::Relaxed)),
             ("grace periods", stats.grace_periods),
-            ("callbacks", stats.completed_callbacks),
+            (
+                "the flood's callbacks",
+                st.c.flood_ran.load(Ordering::Relaxed),
+            ),
         ]
     };
     let mut last: Vec<(u64, Instant)> = progress(&st).iter().map(|p| (p.1, t)).collect();
