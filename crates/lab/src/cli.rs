@@ -166,21 +166,25 @@ pub struct UncontendedArgs {
 /// Parameters of `torture`.
 #[derive(Debug, Args)]
 pub struct TortureArgs {
-    /// Locks: comma-separated names or `all`.
+    /// Torture RCU instead of locks, in the manner of Linux's rcutorture
+    /// (`--locks` then names RCU flavours: rcu, rcu-qsbr, rcu-fenced).
+    #[arg(long)]
+    pub rcu: bool,
+    /// Locks (or with --rcu, RCU flavours): comma-separated names or `all` (the default).
     #[arg(long, default_value = "all")]
     pub locks: String,
-    /// Threads (default: 4 × cores).
+    /// Threads (default: 4 × cores); with --rcu, reader threads (default: 2 × cores).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_thread_count)]
     pub threads: Option<u32>,
-    /// Seconds per lock.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "1")]
-    pub secs: f64,
-    /// Seconds without any acquisition before a lock counts as hung.
+    /// Seconds per lock or flavour (default: 1, with --rcu 5).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs)]
+    pub secs: Option<f64>,
+    /// Seconds without progress before a run counts as hung.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "10")]
     pub watchdog: f64,
-    /// Reader-writer locks: percentage of operations that read (0 to 100).
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_pct, default_value = "80")]
-    pub read_pct: u32,
+    /// Reader-writer locks: percentage of operations that read, 0 to 100 (default 80; not with --rcu).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_pct)]
+    pub read_pct: Option<u32>,
 }
 
 /// A run named on the command line.

@@ -371,28 +371,32 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
 }
 
 fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
+    if a.rcu {
+        return torture_rcu(cli, a);
+    }
     let locks = registry::parse_torture_list(&a.locks)?;
+    let secs = a.secs.unwrap_or(1.0);
+    let read_pct = a.read_pct.unwrap_or(80);
     let threads = a
         .threads
         .unwrap_or_else(|| (4 * bench::spin::cores()).min(crate::cli::MAX_THREADS as usize) as u32);
     let cfg = TortureConfig {
         threads,
-        secs: a.secs,
+        secs,
         watchdog_s: a.watchdog,
-        read_pct: a.read_pct,
+        read_pct,
     };
     crate::interrupt::install();
     if !cli.json {
         println!(
             "torture: {threads} threads on {} cores, {}s per lock, watchdog {}s",
             bench::spin::cores(),
-            a.secs,
+            secs,
             a.watchdog
         );
         if locks.iter().any(|l| l.rw) {
             println!(
-                "reader-writer locks: {}% reads; READERS is the most seen inside together",
-                a.read_pct
+                "reader-writer locks: {read_pct}% reads; READERS is the most seen inside together"
             );
         }
         println!(
@@ -453,7 +457,7 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
     }
     let interrupted = crate::interrupt::requested();
     if cli.json {
-        let v = json!({ "threads": threads, "secs": a.secs, "ok": all_ok && !interrupted, "interrupted": interrupted, "results": reports });
+        let v = json!({ "threads": threads, "secs": secs, "ok": all_ok && !interrupted, "interrupted": interrupted, "results": reports });
         println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
     }
     if interrupted {
@@ -473,4 +477,91 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
             bad.join(", ")
         )))
     }
+}
+
+/// `torture --rcu`: each flavour in turn, its report as it finishes, then
+/// a summary; exit 1 if any check failed in any flavour.
+fn torture_rcu(cli: &Cli, a: &TortureArgs) -> Result<i32> {
+    use crate::rcutorture::{self, RcuTortureConfig, SYNCERS};
+    if a.read_pct.is_some() {
+        return Err(LabError::input(
+            "--read-pct is for reader-writer locks; RCU readers never exclude anyone, so --rcu does not take it",
+        ));
+    }
+    let flavors = rcutorture::parse_flavors(&a.locks)?;
+    let readers = a
+        .threads
+        .unwrap_or_else(|| (2 * bench::spin::cores()).min(crate::cli::MAX_THREADS as usize) as u32);
+    let secs = a.secs.unwrap_or(5.0);
+    let cfg = RcuTortureConfig::new(readers, secs, a.watchdog);
+    crate::interrupt::install();
+    if !cli.json {
+        println!(
+            "rcu torture: {readers} readers, 1 writer, {SYNCERS} synchronize threads, 1 callback flood, \
+             1 hash-map updater on {} cores; {secs}s per flavour, watchdog {}s, max_pending {}",
+            bench::spin::cores(),
+            a.watchdog,
+            cfg.max_pending
+        );
+        println!(
+            "The Reader Pipe histogram counts read-side sections by the pipeline count of their element at their end \
+             (0 published, 1 removed, +1 per grace period since); anything past the second column is a too-short grace period"
+        );
+    }
+    let mut reports = Vec::new();
+    for f in &flavors {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let r = (f.run)(&cfg);
+        if !cli.json {
+            print!("{}", r.text());
+        }
+        let hung = r.hung.is_some();
+        reports.push(r);
+        if hung {
+            // Its threads are stuck for good; more runs beside them would
+            // only measure the stuck threads.
+            break;
+        }
+    }
+    let interrupted = crate::interrupt::requested();
+    let all_ok = reports.iter().all(|r| r.ok());
+    if cli.json {
+        let v = json!({ "readers": readers, "secs": secs, "config": cfg, "ok": all_ok && !interrupted,
+                        "interrupted": interrupted, "results": reports });
+        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+    } else {
+        println!(
+            "{:<12} {:>12} {:>10} {:>10} {:>8} {:>8}  RESULT",
+            "FLAVOUR", "READS", "UPDATES", "GPS", "PIPE>1", "POISONED"
+        );
+        for r in &reports {
+            let verdict = match (&r.hung, r.ok()) {
+                (Some(_), _) => "HUNG",
+                (None, true) => "ok",
+                (None, false) => "FAILED",
+            };
+            println!(
+                "{:<12} {:>12} {:>10} {:>10} {:>8} {:>8}  {verdict}",
+                r.flavor, r.reads, r.writes, r.grace_periods, r.too_short, r.poisoned
+            );
+        }
+    }
+    if interrupted {
+        eprintln!("interrupted");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if all_ok {
+        return Ok(0);
+    }
+    let bad: Vec<String> = reports
+        .iter()
+        .filter(|r| !r.ok())
+        .map(|r| format!("{} ({})", r.flavor, r.failures().join("; ")))
+        .collect();
+    Err(LabError::failed(format!(
+        "rcu torture failed for: {}",
+        bad.join(", ")
+    )))
 }

@@ -11,6 +11,7 @@ pub mod lablock;
 pub mod machine;
 pub mod peers;
 pub mod plot;
+pub mod rcutorture;
 pub mod registry;
 pub mod report;
 pub mod results;

@@ -236,7 +236,14 @@ pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
                 .find(|t| t.info.name == name)
                 .copied()
                 .ok_or_else(|| {
-                    LabError::input(format!("unknown lock '{name}'; valid locks: all, {valid}"))
+                    if crate::rcutorture::find(name).is_some() {
+                        LabError::input(format!(
+                            "'{name}' is an RCU flavour, not a lock \
+                             (`locklab torture --rcu --locks {name}` tortures it); valid locks: all, {valid}"
+                        ))
+                    } else {
+                        LabError::input(format!("unknown lock '{name}'; valid locks: all, {valid}"))
+                    }
                 })
         },
     )
@@ -245,7 +252,7 @@ pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
 /// A `--locks` value picked out of `every`: `all`, or comma-separated names
 /// each resolved by `find` (duplicates removed, order kept). `valid` lists
 /// the names for the error about an empty one.
-fn pick<T: Copy>(
+pub(crate) fn pick<T: Copy>(
     list: &str,
     every: &[T],
     name: impl Fn(&T) -> &'static str,
@@ -371,6 +378,33 @@ mod tests {
         assert_eq!(got, [("rwsem", true), ("tas", false)]);
         assert_eq!(parse_torture_list("tas,nosuch").err().unwrap().code, 2);
         assert_eq!(parse_torture_list("tas,,rwsem").err().unwrap().code, 2);
+    }
+
+    #[test]
+    fn rcu_flavours_share_the_name_space_and_are_refused_as_locks() {
+        for f in crate::rcutorture::flavors() {
+            assert!(
+                all().iter().all(|e| e.info.name != f.name)
+                    && rw_all().iter().all(|e| e.info.name != f.name),
+                "{} is also a lock name",
+                f.name
+            );
+            let e = parse_torture_list(f.name).err().expect("not a lock");
+            assert!(e.msg.contains("--rcu"), "{}", e.msg);
+        }
+        let all_rcu = crate::rcutorture::parse_flavors("all").unwrap();
+        let got: Vec<_> = all_rcu.iter().map(|f| f.name).collect();
+        assert_eq!(
+            got,
+            ["rcu", "rcu-qsbr", "rcu-fenced"],
+            "rcu-broken stays out of all"
+        );
+        assert_eq!(
+            crate::rcutorture::parse_flavors("rcu-broken,rcu")
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]

@@ -97,6 +97,21 @@ fn bad_numbers_are_rejected_with_the_value_named() {
         ),
         (&["show", "abc"][..], "abc"),
         (
+            &["torture", "--locks", "rcu"][..],
+            "'rcu' is an RCU flavour, not a lock",
+        ),
+        (
+            &["torture", "--rcu", "--locks", "rcu,tas"][..],
+            "'tas' is a lock, not an RCU flavour",
+        ),
+        (
+            &["torture", "--rcu", "--locks", "rcu-nosuch"][..],
+            "unknown RCU flavour 'rcu-nosuch'; valid flavours: all, rcu,",
+        ),
+        (&["torture", "--rcu", "--read-pct", "50"][..], "--read-pct"),
+        (&["torture", "--rcu", "--threads", "0"][..], "0"),
+        (&["torture", "--rcu", "--secs", "-2"][..], "'-2' seconds"),
+        (
             &["bench", "spin", "--stall-every", "-1"][..],
             "'-1' acquisitions between stalls: allowed",
         ),

@@ -148,3 +148,154 @@ fn torture_reports_a_hang_instead_of_hanging() {
         "the watchdog should end the run long before --secs"
     );
 }
+
+// ---- RCU (`locklab torture --rcu`) ----
+
+use locklab_lab::rcutorture::{self, RcuTortureConfig};
+use std::process::{Command, Output};
+
+fn rcu_cfg(secs: f64) -> RcuTortureConfig {
+    RcuTortureConfig::new(4, secs, 20.0)
+}
+
+#[test]
+fn every_rcu_flavour_survives_a_short_torture() {
+    for f in rcutorture::flavors().iter().filter(|f| !f.hidden) {
+        let r = (f.run)(&rcu_cfg(0.4));
+        assert!(r.ok(), "{}: {:?}\n{}", f.name, r.failures(), r.text());
+        assert!(r.reads > 0 && r.writes > 0, "{}: no progress", f.name);
+        assert!(r.flood_ran > 0 && r.map_lookups > 0, "{}", r.text());
+        // Every element the writer published went through the whole
+        // pipeline or is still on its way; the histogram counts every read.
+        assert_eq!(r.pipe.iter().sum::<u64>(), r.reads, "{}", r.text());
+    }
+}
+
+#[test]
+fn rcu_torture_catches_broken_map_rules() {
+    // The updater breaks each rule once (a stable key removed for good, a
+    // grow key removed, a shrink key re-added); the readers must notice.
+    let cfg = RcuTortureConfig {
+        sabotage_map: true,
+        ..rcu_cfg(0.5)
+    };
+    let r = rcutorture::run::<locklab::rcu::Rcu>(&cfg, "rcu", false);
+    assert!(!r.ok(), "sabotaged map passed:\n{}", r.text());
+    assert!(r.map_stable_missing > 0, "{}", r.text());
+    assert!(r.failures().iter().any(|f| f.starts_with("hash map")));
+}
+
+fn locklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .output()
+        .expect("running locklab")
+}
+
+#[test]
+fn rcu_torture_catches_grace_periods_that_do_not_wait() {
+    let o = locklab(&["torture", "--rcu", "--locks", "rcu-broken", "--secs", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(out.contains("too-short grace period"), "{out}");
+    assert!(
+        err.contains("rcu-broken") && err.contains("too-short grace period"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn rcu_torture_prints_the_reader_pipe_histogram() {
+    let o = locklab(&["torture", "--rcu", "--locks", "rcu-qsbr", "--secs", "0.3"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let pipe = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Reader Pipe:"))
+        .expect("a Reader Pipe line");
+    let counts: Vec<u64> = pipe
+        .split_whitespace()
+        .map(|n| n.parse().expect("counts"))
+        .collect();
+    assert_eq!(counts.len(), rcutorture::pipe::PIPE_LEN + 1, "{pipe}");
+    assert!(counts[0] > 0, "{pipe}");
+    assert!(counts[2..].iter().all(|&c| c == 0), "{pipe}");
+    assert!(out.contains("rcu-qsbr") && out.contains("ok"), "{out}");
+}
+
+/// `rcu` whose `synchronize` never returns: the watchdog must end the run.
+struct NeverSynchronizes(locklab::rcu::Rcu);
+
+impl rcutorture::flavor::TortureRcu for NeverSynchronizes {
+    type F = locklab::rcu::General;
+    type Reader = locklab::rcu::RcuReader;
+    type Guard<'r> = locklab::rcu::RcuGuard<'r>;
+    type Cookie = locklab::rcu::GpCookie;
+    fn build(f: bool, m: usize, s: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
+        NeverSynchronizes(<locklab::rcu::Rcu as rcutorture::flavor::TortureRcu>::build(f, m, s))
+    }
+    fn domain(&self) -> &locklab::rcu::Rcu {
+        &self.0
+    }
+    fn register(&self) -> Self::Reader {
+        self.0.register()
+    }
+    fn read(r: &Self::Reader) -> Self::Guard<'_> {
+        r.read()
+    }
+    fn quiesce(_: &mut Self::Reader) {}
+    fn idle(_: &mut Self::Reader, f: impl FnOnce()) {
+        f()
+    }
+    fn synchronize(&self) {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    fn call(&self, f: impl FnOnce() + Send + 'static) {
+        self.0.call(f)
+    }
+    fn defer_drop<T: Send + 'static>(&self, b: Box<T>) {
+        self.0.defer_drop(b)
+    }
+    fn barrier(&self) {
+        self.0.barrier()
+    }
+    fn start_poll(&self) -> Self::Cookie {
+        self.0.start_poll()
+    }
+    fn get_state(&self) -> Self::Cookie {
+        self.0.get_state()
+    }
+    fn poll(&self, c: Self::Cookie) -> bool {
+        self.0.poll(c)
+    }
+    fn grace_periods(&self) -> u64 {
+        self.0.grace_periods()
+    }
+    fn stats(&self) -> locklab::rcu::Stats {
+        self.0.stats()
+    }
+    fn fenced(&self) -> bool {
+        self.0.is_fenced()
+    }
+}
+
+#[test]
+fn rcu_torture_reports_a_hang_instead_of_hanging() {
+    let cfg = RcuTortureConfig::new(2, 30.0, 0.5);
+    let r = rcutorture::run::<NeverSynchronizes>(&cfg, "never", false);
+    assert!(r.hung.is_some(), "{}", r.text());
+    assert!(!r.ok());
+    assert!(
+        r.wall_s < 10.0,
+        "the watchdog should end the run long before --secs"
+    );
+}
