@@ -419,6 +419,7 @@ mod tests {
             p99_ns: 0,
             p999_ns: 0,
             max_ns: 0,
+            hash: None,
         }
     }
 

@@ -583,6 +583,7 @@ mod tests {
             p99_ns: 1_000 * u64::from(i + 1),
             p999_ns: 10_000 * u64::from(i + 1),
             max_ns: 99_999,
+            hash: None,
         }
     }
 
