@@ -4,6 +4,7 @@
 //! to a sink (the results store) at once, so an interrupted sweep keeps what
 //! it finished.
 
+pub mod hash;
 pub mod spin;
 pub mod uncontended;
 pub mod workload;
