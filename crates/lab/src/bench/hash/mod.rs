@@ -181,7 +181,10 @@ pub fn verify<T: HashTable>(table: &mut T, buckets: usize, keys: u64) -> Result<
             complain(format!("key {key} in bucket {b}"));
         }
         if tag_key(value) != key {
-            complain(format!("key {key} holds value {value:#x} of key {}", tag_key(value)));
+            complain(format!(
+                "key {key} holds value {value:#x} of key {}",
+                tag_key(value)
+            ));
         }
     });
     let missing = seen.iter().filter(|s| !**s).count();
@@ -276,7 +279,11 @@ fn measure_window<T: HashTable>(table: &T, secs: f64) -> (f64, u64) {
 /// One repetition of strategy `T` at `threads` threads and `update_pct` %
 /// updates, on a fresh table. `Err` names what the strategy broke: a
 /// lookup that missed, or a table that lost, doubled or garbled a key.
-pub fn run_rep<T: HashTable>(cfg: &HashConfig, threads: u32, update_pct: u32) -> Result<Rep, String> {
+pub fn run_rep<T: HashTable>(
+    cfg: &HashConfig,
+    threads: u32,
+    update_pct: u32,
+) -> Result<Rep, String> {
     if T::READ_ONLY && update_pct > 0 {
         return Err(format!(
             "an unsynchronized table cannot take updates ({update_pct} % asked)"
@@ -487,11 +494,18 @@ mod tests {
         let mut t = Fake((0..4).map(good).collect());
         verify(&mut t, 2, 4).unwrap();
         t.0.pop();
-        assert!(verify(&mut t, 2, 4).unwrap_err().contains("1 keys missing (first: 3)"));
+        assert!(verify(&mut t, 2, 4)
+            .unwrap_err()
+            .contains("1 keys missing (first: 3)"));
         t.0.push(good(0));
         let e = verify(&mut t, 2, 4).unwrap_err();
         assert!(e.contains("key 0 twice"), "{e}");
-        t.0 = vec![good(0), good(1), (Some(1), 2, tag(2, 0)), (None, 3, tag(1, 0))];
+        t.0 = vec![
+            good(0),
+            good(1),
+            (Some(1), 2, tag(2, 0)),
+            (None, 3, tag(1, 0)),
+        ];
         let e = verify(&mut t, 2, 4).unwrap_err();
         assert!(e.contains("key 2 in bucket 1"), "{e}");
         assert!(e.contains("holds value"), "{e}");

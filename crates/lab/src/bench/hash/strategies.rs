@@ -188,10 +188,9 @@ fn resolve(b: &Base, lock: Option<&str>) -> Result<Strategy> {
         run,
     };
     match (b.kind, lock) {
-        (Kind::Unavailable(why), _) => Err(LabError::input(format!(
-            "strategy '{}': {why}",
-            b.name
-        ))),
+        (Kind::Unavailable(why), _) => {
+            Err(LabError::input(format!("strategy '{}': {why}", b.name)))
+        }
         (Kind::Fixed(run), None) => Ok(strategy(b.name.to_string(), run)),
         (Kind::Fixed(_), Some(l)) => Err(LabError::input(format!(
             "strategy '{}' takes no lock, but '({l})' was given; valid strategies: {}",
@@ -267,7 +266,13 @@ mod tests {
     #[test]
     fn all_has_each_built_strategy_once_with_default_locks() {
         let names: Vec<String> = all().into_iter().map(|s| s.name).collect();
-        for n in ["none", "global-rw(rw-fair)", "bucket-rw(rw-fair)", "seqlock", "dashmap"] {
+        for n in [
+            "none",
+            "global-rw(rw-fair)",
+            "bucket-rw(rw-fair)",
+            "seqlock",
+            "dashmap",
+        ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
         }
         let mut sorted = names.clone();
@@ -283,11 +288,12 @@ mod tests {
 
     #[test]
     fn names_parse_with_and_without_locks() {
-        let got: Vec<String> = parse("bucket-rw, global-rw(parking_lot-rw),bucket-rw(rw-fair), none")
-            .unwrap()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
+        let got: Vec<String> =
+            parse("bucket-rw, global-rw(parking_lot-rw),bucket-rw(rw-fair), none")
+                .unwrap()
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
         assert_eq!(
             got,
             ["bucket-rw(rw-fair)", "global-rw(parking_lot-rw)", "none"]
@@ -309,7 +315,9 @@ mod tests {
             ("bucket-rw()", "NAME(LOCK)"),
             ("none,,seqlock", "empty name"),
         ] {
-            let e = parse(list).err().unwrap_or_else(|| panic!("{list} must fail"));
+            let e = parse(list)
+                .err()
+                .unwrap_or_else(|| panic!("{list} must fail"));
             assert_eq!(e.code, 2);
             assert!(e.msg.contains(needle), "{list}: {}", e.msg);
             assert!(!e.msg.contains('\n'));
@@ -322,6 +330,10 @@ mod tests {
     #[test]
     fn liburcu_says_how_to_get_it() {
         let e = parse("liburcu").err().unwrap();
-        assert!(e.msg.contains("install liburcu-dev and rebuild"), "{}", e.msg);
+        assert!(
+            e.msg.contains("install liburcu-dev and rebuild"),
+            "{}",
+            e.msg
+        );
     }
 }

@@ -150,7 +150,10 @@ impl<L: LabRwLock> HashTable for Global<L> {
     fn build(buckets: usize, keys: u64) -> Self {
         Global {
             lock: CachePadded::new(L::new()),
-            chains: chains(buckets, keys).into_iter().map(UnsafeCell::new).collect(),
+            chains: chains(buckets, keys)
+                .into_iter()
+                .map(UnsafeCell::new)
+                .collect(),
         }
     }
 
