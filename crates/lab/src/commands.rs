@@ -356,6 +356,12 @@ fn bench_hash(cli: &Cli, argv: &[String], a: &HashArgs) -> Result<i32> {
 
 /// Says where the read-only strategy is left out, then measures and stores.
 fn run_hash_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) -> Result<i32> {
+    if plan.units() == 0 {
+        return Err(LabError::input(
+            "nothing to measure: the only strategy chosen is `none`, which runs at 0 % updates only; \
+             add 0 to --update-pct or choose other strategies",
+        ));
+    }
     let skipped: Vec<String> = plan
         .update_pcts
         .iter()
@@ -370,12 +376,6 @@ fn run_hash_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) -> Res
                 skipped.join(", ")
             );
         }
-    }
-    if plan.units() == 0 {
-        return Err(LabError::input(
-            "nothing to measure: the only strategy chosen is `none`, which runs at 0 % updates only; \
-             add 0 to --update-pct or choose other strategies",
-        ));
     }
     let names: Vec<&str> = plan.strategies.iter().map(|s| s.name.as_str()).collect();
     let params = json!({

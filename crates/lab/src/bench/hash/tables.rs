@@ -264,8 +264,11 @@ unsafe impl Send for RcNode {}
 /// update unlinks the element under the lock and drops the chain's
 /// reference, so an element a reader still holds outlives its removal.
 pub struct Refcnt {
-    buckets: Box<[CachePadded<LockedBucket<SpinLock, Option<Arc<RcNode>>>>]>,
+    buckets: Box<[CachePadded<RcBucket>]>,
 }
+
+/// A `refcnt` bucket: its spin lock and the head of its chain.
+type RcBucket = LockedBucket<SpinLock, Option<Arc<RcNode>>>;
 
 // SAFETY: chains (heads and links) are touched only under their bucket's
 // lock; elements are shared through `Arc`.
