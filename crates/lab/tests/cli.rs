@@ -452,9 +452,15 @@ fn bench_hash_rejects_bad_input_with_the_value_named() {
     let (_d, db) = tmp();
     for (args, needle) in [
         (&["--threads", "0"][..], "thread count 0 is out of range"),
-        (&["--strategies", "none,nosuch"][..], "unknown strategy 'nosuch'"),
+        (
+            &["--strategies", "none,nosuch"][..],
+            "unknown strategy 'nosuch'",
+        ),
         (&["--strategies", "bucket-rw(tas)"][..], "'tas' is a mutex"),
-        (&["--update-pct", "0,101"][..], "101 % is out of range: allowed 0 to 100"),
+        (
+            &["--update-pct", "0,101"][..],
+            "101 % is out of range: allowed 0 to 100",
+        ),
         (&["--update-pct", "-5"][..], "'-5' is not a percentage"),
         (&["--buckets", "0"][..], "0 buckets is out of range"),
         (&["--secs", "soon"][..], "'soon' is not a number of seconds"),
@@ -477,7 +483,10 @@ fn bench_hash_rejects_bad_input_with_the_value_named() {
         all.extend_from_slice(args);
         assert_bad_input(&locklab(&db, &all), needle);
     }
-    assert!(!db.exists(), "a rejected command must not create the database");
+    assert!(
+        !db.exists(),
+        "a rejected command must not create the database"
+    );
 }
 
 /// A tiny study: the JSON has the promised keys per point, `none` runs at
@@ -508,7 +517,11 @@ fn bench_hash_stores_points_that_json_show_and_plot_read_back() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("none is unsynchronized"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("none is unsynchronized"),
+        "{}",
+        stderr(&o)
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let points = v["points"].as_array().unwrap();
     // 2 thread counts × (4 strategies at 0 %, 3 at 50 %).
@@ -535,15 +548,30 @@ fn bench_hash_stores_points_that_json_show_and_plot_read_back() {
         assert_eq!(p["updates_s"].as_f64().unwrap() > 0.0, pct > 0, "{p}");
         assert!(p["lookups_s"].as_f64().unwrap() > 0.0, "{p}");
     }
-    assert_eq!(points[0]["update_pct"], 0, "fractions run in ascending order");
-    let names: Vec<&str> = points.iter().map(|p| p["strategy"].as_str().unwrap()).collect();
+    assert_eq!(
+        points[0]["update_pct"], 0,
+        "fractions run in ascending order"
+    );
+    let names: Vec<&str> = points
+        .iter()
+        .map(|p| p["strategy"].as_str().unwrap())
+        .collect();
     assert!(names.contains(&"bucket-rw(rw-fair)"), "{names:?}");
     let cross = &v["hash_crossover"][0];
     assert_eq!(cross["baseline"], "bucket-rw(rw-fair)");
-    assert!(cross["strategies"]["seqlock"]["verdict"].is_string(), "{cross}");
+    assert!(
+        cross["strategies"]["seqlock"]["verdict"].is_string(),
+        "{cross}"
+    );
 
     let text = stdout(&locklab(&db, &["show", "last"]));
-    for needle in ["0 % updates", "50 % updates", "× b-rw", "crossover at 2 threads", "seqlock"] {
+    for needle in [
+        "0 % updates",
+        "50 % updates",
+        "× b-rw",
+        "crossover at 2 threads",
+        "seqlock",
+    ] {
         assert!(text.contains(needle), "{needle:?} not in\n{text}");
     }
     let svg = d.path().join("hash.svg");
