@@ -2,6 +2,12 @@
 //! at run time: the compiler that built it (`LOCKLAB_RUSTC`) and the source
 //! revision (`LOCKLAB_GIT_REV`, with `-dirty` when the tree had changes).
 //! Either is "unknown" when the tool is missing; the build never fails here.
+//!
+//! With the `liburcu` feature (on by default) it also compiles the C shim
+//! of the liburcu peers of `bench hash` (`csrc/`), if liburcu's memb and
+//! QSBR flavours are installed (found by pkg-config, or else by compiling
+//! against their headers), and sets `cfg(locklab_liburcu)`. Without them it
+//! warns and builds the lab without those two strategies.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,6 +26,86 @@ fn main() {
     for path in watched_paths(&manifest_dir) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
+
+    println!("cargo::rustc-check-cfg=cfg(locklab_liburcu)");
+    if std::env::var_os("CARGO_FEATURE_LIBURCU").is_some() {
+        liburcu(&manifest_dir);
+    }
+}
+
+/// The liburcu flavours the shim uses, as pkg-config names them.
+const URCU_PACKAGES: [&str; 2] = ["liburcu-memb", "liburcu-qsbr"];
+
+/// Compiles and links the liburcu shim if liburcu is there; warns if not.
+fn liburcu(dir: &Path) {
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    let csrc = dir.join("csrc");
+    let (includes, libs) = match pkg_config() {
+        Some(found) => found,
+        None => {
+            // No pkg-config, or no .pc files: the headers and libraries may
+            // still be in the default paths.
+            let probe = cc::Build::new()
+                .file(csrc.join("urcu_probe.c"))
+                .cargo_warnings(false)
+                .try_compile("locklab_urcu_probe");
+            if probe.is_err() {
+                println!(
+                    "cargo:warning=liburcu not found (pkg-config {}, or urcu/urcu-memb.h and \
+                     urcu/urcu-qsbr.h): `bench hash` is built without the liburcu and \
+                     liburcu-qsbr strategies; install liburcu-dev and rebuild",
+                    URCU_PACKAGES.join(", ")
+                );
+                return;
+            }
+            (
+                Vec::new(),
+                ["urcu-memb", "urcu-qsbr", "urcu-common"]
+                    .map(String::from)
+                    .to_vec(),
+            )
+        }
+    };
+    let mut build = cc::Build::new();
+    build
+        .file(csrc.join("urcu_hash_memb.c"))
+        .file(csrc.join("urcu_hash_qsbr.c"))
+        .opt_level(2)
+        .warnings(true)
+        .extra_warnings(true);
+    for inc in &includes {
+        build.include(inc);
+    }
+    build.compile("locklab_urcu_hash");
+    for lib in &libs {
+        println!("cargo:rustc-link-lib=dylib={lib}");
+    }
+    println!("cargo:rustc-link-lib=dylib=pthread");
+    println!("cargo:rustc-cfg=locklab_liburcu");
+}
+
+/// Include directories and libraries of the liburcu flavours, from
+/// pkg-config; `None` if pkg-config or the packages are missing.
+fn pkg_config() -> Option<(Vec<String>, Vec<String>)> {
+    let query = |flag: &str| output(Command::new("pkg-config").arg(flag).args(URCU_PACKAGES));
+    let cflags = query("--cflags")?;
+    let libs = query("--libs")?;
+    let includes = cflags
+        .split_whitespace()
+        .filter_map(|f| f.strip_prefix("-I"))
+        .map(String::from)
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for l in libs.split_whitespace() {
+        if let Some(dir) = l.strip_prefix("-L") {
+            println!("cargo:rustc-link-search=native={dir}");
+        } else if let Some(name) = l.strip_prefix("-l") {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    Some((includes, names))
 }
 
 /// `git rev-parse --short HEAD`, plus `-dirty` when `git status --porcelain`
@@ -69,6 +155,7 @@ fn watched_paths(dir: &Path) -> Vec<PathBuf> {
         }
     }
     paths.push(dir.join("build.rs"));
+    paths.push(dir.join("csrc"));
     paths.retain(|p| p.exists());
     paths
 }

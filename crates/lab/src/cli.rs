@@ -30,7 +30,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
-    /// Run benchmarks; alone, the standard quick suite (uncontended, then spin at 1, 2 and 8 threads).
+    /// Run benchmarks; alone, the standard quick suite (uncontended, spin, lhp, and a short hash-table study).
     Bench(BenchArgs),
     /// Check that locks exclude and never hang: many threads on non-atomic shadow data.
     Torture(TortureArgs),
@@ -55,8 +55,10 @@ pub enum Cmd {
         /// Logarithmic throughput axis.
         #[arg(long)]
         log: bool,
-        /// Which points: `spin` or `lhp` (default: the first the run has).
-        #[arg(long, value_parser = ["spin", "lhp"])]
+        /// Which points: `spin`, `lhp` or `hash` (default: the first the run
+        /// has). `hash` draws lookups against threads at 0 % updates and
+        /// throughput against the update fraction.
+        #[arg(long, value_parser = ["spin", "lhp", "hash"])]
         bench: Option<String>,
     },
 }
@@ -78,6 +80,83 @@ pub enum BenchKind {
     Uncontended(UncontendedArgs),
     /// Lock-holder preemption: the spin benchmark at one thread and 1, 2, 4, 8 × the cores, with each lock's preemption sensitivity.
     Lhp(LhpArgs),
+    /// Hash-table lookups and updates under each synchronization strategy (seed 003: spinlocks, rwlocks, refcounts, brlock, seqlock, RCU-style peers).
+    Hash(HashArgs),
+}
+
+/// Parameters of `bench hash`.
+#[derive(Debug, Args)]
+pub struct HashArgs {
+    /// Strategies: `all`, or comma-separated names; global-rw and bucket-rw
+    /// take a reader-writer lock in parentheses, e.g. bucket-rw(rw-fair)
+    /// (default rw-fair). Names: none, global-spin, bucket-spin,
+    /// global-rw(L), bucket-rw(L), refcnt, brlock, seqlock,
+    /// crossbeam-epoch, dashmap, liburcu, liburcu-qsbr.
+    #[arg(long, default_value = "all")]
+    pub strategies: String,
+    /// Thread counts, comma-separated (up to 256).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_threads, default_value = "1,2,4")]
+    pub threads: ThreadList,
+    /// Percentages of operations that are updates, comma-separated (each 0 to 100).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_pcts, default_value = "0,10,33,50,100")]
+    pub update_pct: PctList,
+    /// Buckets of the table.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_buckets, default_value = "1024")]
+    pub buckets: u64,
+    /// Distinct keys (default: buckets × chain).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_keys)]
+    pub keys: Option<u64>,
+    /// Elements per bucket (default: keys / buckets, or 1 without --keys).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_chain)]
+    pub chain: Option<u64>,
+    /// Measured seconds per repetition.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.3")]
+    pub secs: f64,
+    /// Repetitions per point.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+    /// Pin thread i to CPU i mod cores.
+    #[arg(long)]
+    pub pin: bool,
+}
+
+/// A validated list of percentages, ascending, without duplicates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PctList(pub Vec<u32>);
+
+fn parse_pcts(s: &str) -> Result<PctList, String> {
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let n = parse_pct(part)?;
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    v.sort_unstable();
+    Ok(PctList(v))
+}
+
+fn parse_count(s: &str, what: &str, max: u64) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} {what} is out of range: allowed 1 to {max}")),
+        Err(_) => Err(format!(
+            "'{}' is not a number of {what}: allowed 1 to {max}",
+            s.trim()
+        )),
+    }
+}
+
+fn parse_buckets(s: &str) -> Result<u64, String> {
+    parse_count(s, "buckets", crate::bench::hash::MAX_BUCKETS)
+}
+
+fn parse_keys(s: &str) -> Result<u64, String> {
+    parse_count(s, "keys", crate::bench::hash::MAX_KEYS)
+}
+
+fn parse_chain(s: &str) -> Result<u64, String> {
+    parse_count(s, "elements per bucket", crate::bench::hash::MAX_KEYS)
 }
 
 /// The workload options `bench spin` and `bench lhp` share (their delay

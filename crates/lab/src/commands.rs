@@ -1,10 +1,13 @@
 //! What each CLI command does, over the lab's library parts.
 
+use crate::bench::hash::{self, strategies, HashConfig};
 use crate::bench::{
-    self, spin::SpinConfig, uncontended, workload::DelayDist, Progress, SpinPlan, UncontendedPlan,
+    self, spin::SpinConfig, uncontended, workload::DelayDist, HashPlan, Progress, SpinPlan,
+    UncontendedPlan,
 };
 use crate::cli::{
-    BenchKind, Cli, Cmd, LhpArgs, RunRef, SpinArgs, TortureArgs, UncontendedArgs, Workload,
+    BenchKind, Cli, Cmd, HashArgs, LhpArgs, RunRef, SpinArgs, TortureArgs, UncontendedArgs,
+    Workload,
 };
 use crate::error::{LabError, Result};
 use crate::registry::{self, Entry};
@@ -26,6 +29,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             Some(BenchKind::Spin(a)) => bench_spin(&cli, argv, a),
             Some(BenchKind::Uncontended(a)) => bench_uncontended(&cli, argv, a),
             Some(BenchKind::Lhp(a)) => bench_lhp(&cli, argv, a),
+            Some(BenchKind::Hash(a)) => bench_hash(&cli, argv, a),
         },
         Cmd::Torture(a) => torture(&cli, a),
         Cmd::Locks => {
@@ -309,10 +313,90 @@ fn bench_uncontended(cli: &Cli, argv: &[String], a: &UncontendedArgs) -> Result<
     r
 }
 
+/// The table's keys from `--buckets`, `--keys` and `--chain`: the one of
+/// keys and chain not given follows from the other (keys = buckets ×
+/// chain; one element per bucket when neither is given); both given must
+/// agree.
+fn hash_keys(buckets: u64, keys: Option<u64>, chain: Option<u64>) -> Result<u64> {
+    let max = hash::MAX_KEYS;
+    let keys = match (keys, chain) {
+        (Some(k), None) => k,
+        (k, c) => {
+            let c = c.unwrap_or(1);
+            let product = buckets.saturating_mul(c);
+            if let Some(k) = k.filter(|&k| k != product) {
+                return Err(LabError::input(format!(
+                    "--keys {k} disagrees with --buckets {buckets} × --chain {c} = {product}; \
+                     give two of the three, or all three with keys = buckets × chain"
+                )));
+            }
+            if product > max {
+                return Err(LabError::input(format!(
+                    "--buckets {buckets} × --chain {c} = {product} keys: allowed up to {max}"
+                )));
+            }
+            product
+        }
+    };
+    Ok(keys)
+}
+
+fn bench_hash(cli: &Cli, argv: &[String], a: &HashArgs) -> Result<i32> {
+    let strategies = strategies::parse(&a.strategies)?;
+    let keys = hash_keys(a.buckets, a.keys, a.chain)?;
+    let plan = HashPlan {
+        strategies,
+        threads: a.threads.0.clone(),
+        update_pcts: a.update_pct.0.clone(),
+        reps: a.reps,
+        cfg: HashConfig::new(a.buckets as usize, keys, a.secs, a.pin),
+    };
+    run_hash_plan(cli, argv, "bench hash", &plan)
+}
+
+/// Says where the read-only strategy is left out, then measures and stores.
+fn run_hash_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) -> Result<i32> {
+    if plan.units() == 0 {
+        return Err(LabError::input(
+            "nothing to measure: the only strategy chosen is `none`, which runs at 0 % updates only; \
+             add 0 to --update-pct or choose other strategies",
+        ));
+    }
+    let skipped: Vec<String> = plan
+        .update_pcts
+        .iter()
+        .filter(|&&u| u > 0)
+        .map(|u| format!("{u} %"))
+        .collect();
+    for s in plan.strategies.iter().filter(|s| s.read_only) {
+        if !skipped.is_empty() {
+            eprintln!(
+                "note: {} is unsynchronized and runs at 0 % updates only; skipped at {}",
+                s.name,
+                skipped.join(", ")
+            );
+        }
+    }
+    let names: Vec<&str> = plan.strategies.iter().map(|s| s.name.as_str()).collect();
+    let params = json!({
+        "strategies": names, "threads": plan.threads, "update_pcts": plan.update_pcts,
+        "reps": plan.reps, "hash": plan.cfg,
+    });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, kind, params, |sink| {
+        bench::run_hash(plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
 /// The standard quick suite: uncontended; spin at 1, 2 and 8 threads (cs
 /// 100 ns on one shared line, exponential delay with mean 200 ns); and the
 /// lock-holder-preemption sweep at one thread and 1, 2, 4 and 8 × the cores
 /// (cs 100 ns, no delay). Every lock, adapter and peer, three repetitions each.
+/// Then a short hash-table study (seed 003): every strategy of `bench
+/// hash` at 1, 2 and 4 threads and 0, 10 and 50 % updates, 1024 keys in
+/// 1024 buckets, 0.1 s repetitions (about 45 s).
 fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
     let all: Vec<&'static Entry> = registry::all().iter().collect();
     let unc = UncontendedPlan {
@@ -352,19 +436,30 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
             stall_ns: 0,
         },
     };
+    let hash = HashPlan {
+        strategies: strategies::all(),
+        threads: vec![1, 2, 4],
+        update_pcts: vec![0, 10, 50],
+        reps: 3,
+        cfg: HashConfig::new(1024, 1024, 0.1, false),
+    };
+    let hash_names: Vec<&str> = hash.strategies.iter().map(|s| s.name.as_str()).collect();
     let params = json!({
         "locks": names(&spin.locks), "reps": spin.reps, "threads": spin.threads,
         "uncontended": unc.cfg, "spin": spin.cfg,
         "lhp_threads": lhp.threads, "lhp": lhp.cfg,
+        "hash_strategies": hash_names, "hash_threads": hash.threads,
+        "hash_update_pcts": hash.update_pcts, "hash": hash.cfg,
     });
     let progress = Progress::new(
-        unc.units() + spin.units() + lhp.units(),
+        unc.units() + spin.units() + lhp.units() + hash.units(),
         progress_quiet(cli),
     );
     let r = stored_run(cli, argv, "bench", params, |sink| {
         Ok(bench::run_uncontended(&unc, &progress, sink)?
             && bench::run_spin(&spin, &progress, sink)?
-            && bench::run_spin(&lhp, &progress, sink)?)
+            && bench::run_spin(&lhp, &progress, sink)?
+            && bench::run_hash(&hash, &progress, sink)?)
     });
     progress.finish();
     r

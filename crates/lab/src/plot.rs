@@ -21,6 +21,8 @@ use crate::error::{LabError, Result};
 use crate::report;
 use crate::results::{Point, RunMeta};
 
+mod hash;
+
 const SIZE: (u32, u32) = (1100, 680);
 const FONT: &str = "sans-serif";
 
@@ -38,8 +40,8 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-/// The benches whose points are throughput against threads.
-pub const PLOTTABLE: [&str; 2] = ["spin", "lhp"];
+/// The benches a run can be plotted for (`hash` draws its own two charts).
+pub const PLOTTABLE: [&str; 3] = ["spin", "lhp", "hash"];
 
 /// The distinct parameter sets of a run's points of `bench`, in stored order.
 pub fn param_sets<'a>(points: &'a [Point], bench: &str) -> Vec<&'a Value> {
@@ -78,6 +80,9 @@ pub fn plot_throughput(
             .find(|b| points.iter().any(|p| p.bench == *b))
             .unwrap_or("spin")
     });
+    if bench == "hash" {
+        return hash::plot(meta, points, out, log_y);
+    }
     let sets = param_sets(points, bench);
     let Some(&params) = sets.first() else {
         return Err(LabError::input(format!(
@@ -215,11 +220,18 @@ pub fn plot_throughput(
             let (chart_area, legend_area) = body.split_horizontally(size.0 - legend_width);
             let x = x_range.with_key_points(threads.clone());
             if log_y {
-                draw_chart(&chart_area, x, (y_lo..y_hi).log_scale(), &scaled, &y_desc)?;
+                draw_chart(
+                    &chart_area,
+                    x,
+                    (y_lo..y_hi).log_scale(),
+                    &scaled,
+                    "threads",
+                    &y_desc,
+                )?;
             } else {
-                draw_chart(&chart_area, x, y_lo..y_hi, &scaled, &y_desc)?;
+                draw_chart(&chart_area, x, y_lo..y_hi, &scaled, "threads", &y_desc)?;
             }
-            draw_legend(&legend_area, &scaled)?;
+            draw_legend(&legend_area, "lock", &scaled)?;
             root.present()
         })();
         drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
@@ -281,6 +293,7 @@ fn draw_chart<Y>(
     x: impl AsRangedCoord<Value = i32, CoordDescType: ValueFormatter<i32>>,
     y: Y,
     series: &[Series],
+    x_desc: &str,
     y_desc: &str,
 ) -> DrawResult<()>
 where
@@ -296,7 +309,7 @@ where
         .build_cartesian_2d(x, y)?;
     chart
         .configure_mesh()
-        .x_desc("threads")
+        .x_desc(x_desc)
         .y_desc(y_desc)
         .axis_desc_style((FONT, 18))
         .label_style((FONT, 15))
@@ -343,10 +356,10 @@ where
 }
 
 /// The legend beside the chart, where it cannot cover data.
-fn draw_legend(area: &Area<'_>, series: &[Series]) -> DrawResult<()> {
+fn draw_legend(area: &Area<'_>, title: &str, series: &[Series]) -> DrawResult<()> {
     let style = (FONT, 16).into_font().color(&BLACK);
     area.draw_text(
-        "lock",
+        title,
         &(FONT, 16).into_font().color(&RGBColor(70, 70, 70)),
         (14, 12),
     )?;
@@ -419,6 +432,7 @@ mod tests {
             p99_ns: 0,
             p999_ns: 0,
             max_ns: 0,
+            hash: None,
         }
     }
 

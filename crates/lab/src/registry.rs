@@ -6,6 +6,7 @@
 //! name costs one indirect call per measured point, never one per
 //! acquisition.
 
+use crate::bench::hash::{self, strategies::HashRun};
 use crate::bench::spin::{self, SpinConfig};
 use crate::bench::uncontended;
 use crate::error::{LabError, Result};
@@ -122,7 +123,7 @@ pub fn all() -> &'static [Entry] {
     })
 }
 
-/// One reader-writer lock the lab can torture (and, later, measure).
+/// One reader-writer lock the lab can torture and measure in the hash table.
 pub struct RwEntry {
     /// Name, family, fairness, source.
     pub info: LockInfo,
@@ -130,6 +131,12 @@ pub struct RwEntry {
     pub peer: bool,
     /// A torture run with readers and writers.
     pub torture: fn(&TortureConfig) -> TortureReport,
+    /// One repetition of `bench hash` with this lock over the whole table
+    /// (`global-rw(name)`).
+    pub hash_global: HashRun,
+    /// One repetition of `bench hash` with this lock per bucket
+    /// (`bucket-rw(name)`).
+    pub hash_bucket: HashRun,
 }
 
 fn rw_entry<L: LabRwLock>(info: LockInfo, peer: bool) -> RwEntry {
@@ -137,6 +144,8 @@ fn rw_entry<L: LabRwLock>(info: LockInfo, peer: bool) -> RwEntry {
         info,
         peer,
         torture: torture::run_rw::<L>,
+        hash_global: hash::run_rep::<hash::tables::Global<L>>,
+        hash_bucket: hash::run_rep::<hash::tables::PerBucket<L>>,
     }
 }
 

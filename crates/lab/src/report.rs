@@ -11,6 +11,8 @@ use serde_json::{json, Value};
 use crate::results::{Point, Rep, RunMeta};
 use crate::store::RunSummary;
 
+pub mod hash;
+
 /// The lock name of the uncontended physical floor that ratios refer to.
 pub const FLOOR: &str = "floor";
 
@@ -31,11 +33,13 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
             .into_iter()
             .map(|(lock, r)| (lock.to_string(), r.map_or(Value::Null, num)))
             .collect();
+    let hash_points: Vec<&Point> = points.iter().filter(|p| p.bench == "hash").collect();
+    let hash_crossover = hash::crossover_json(&hash_points);
     let points: Vec<Value> = points
         .iter()
         .map(|p| {
             let (tput, tput_min, tput_max) = p.stat(|r| r.throughput_ops_s);
-            json!({
+            let mut v = json!({
                 "bench": p.bench,
                 "lock": p.lock,
                 "threads": p.threads,
@@ -52,11 +56,18 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
                 "throughput_max": num(tput_max),
                 "ratio_to_floor": ratio_to_floor(p, points).map_or(Value::Null, num),
                 "repetitions": serde_json::to_value(&p.reps).unwrap_or(Value::Null),
-            })
+            });
+            if p.bench == "hash" {
+                if let (Value::Object(v), Value::Object(extra)) = (&mut v, hash::point_json(p)) {
+                    v.extend(extra);
+                }
+            }
+            v
         })
         .collect();
     json!({
         "preemption_sensitivity": sensitivity,
+        "hash_crossover": hash_crossover,
         "run": {
             "id": meta.id,
             "kind": meta.kind,
@@ -116,6 +127,12 @@ pub fn render_text(meta: &RunMeta, points: &[Point]) -> String {
     }
     for bench in benches {
         let of_bench: Vec<&Point> = points.iter().filter(|p| p.bench == bench).collect();
+        if bench == "hash" {
+            // One report over every update fraction: they are its columns.
+            out.push('\n');
+            hash::tables(&mut out, &of_bench);
+            continue;
+        }
         for (params, group) in by_params(&of_bench) {
             out.push('\n');
             match bench {
@@ -583,6 +600,7 @@ mod tests {
             p99_ns: 1_000 * u64::from(i + 1),
             p999_ns: 10_000 * u64::from(i + 1),
             max_ns: 99_999,
+            hash: None,
         }
     }
 

@@ -78,6 +78,27 @@ pub struct Rep {
     pub p999_ns: u64,
     /// Longest acquire latency, ns.
     pub max_ns: u64,
+    /// What only the hash-table benchmark measures (`None` for the other
+    /// benchmarks and for repetitions stored before schema 3). For `hash`
+    /// points the latency fields above are those of sampled lookups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<HashMetrics>,
+}
+
+/// One repetition's hash-table measurements beyond throughput (see
+/// `bench::hash`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashMetrics {
+    /// Lookups done by all threads.
+    pub lookups: u64,
+    /// Updates (replacements of an element) done by all threads.
+    pub updates: u64,
+    /// Peak of the bytes removed from the table but awaiting a grace period
+    /// (sampled about every millisecond); 0 for strategies that free at once.
+    pub backlog_peak_bytes: u64,
+    /// Growth of the process's peak resident set over the repetition, bytes
+    /// (`None` where the peak could not be reset or read).
+    pub mem_peak_bytes: Option<u64>,
 }
 
 /// One point: a lock at a thread count and parameter set, every repetition.

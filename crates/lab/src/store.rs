@@ -55,6 +55,11 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "add the machine's cache-line round trip to runs (schema 2)",
         apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN machine_c2c_ns REAL;"),
     },
+    Migration {
+        what: "add the hash-table metrics of a repetition to reps (schema 3)",
+        // JSON of `HashMetrics`; NULL for the other benchmarks.
+        apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN hash TEXT;"),
+    },
 ];
 
 /// The newest schema version this build reads and writes.
@@ -322,12 +327,16 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
-                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 )
                 .map_err(fail)?;
             for r in &p.reps {
                 let thread_ops = serde_json::Value::from(r.thread_ops.clone()).to_string();
+                let hash = r
+                    .hash
+                    .as_ref()
+                    .map(|h| serde_json::to_string(h).expect("hash metrics serialise"));
                 insert
                     .execute(params![
                         point_id,
@@ -343,6 +352,7 @@ impl Store {
                         r.p99_ns as i64,
                         r.p999_ns as i64,
                         r.max_ns as i64,
+                        hash,
                     ])
                     .map_err(fail)?;
             }
@@ -434,7 +444,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op,
-                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns
+                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash
                  FROM reps WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)
                  ORDER BY point_id, rep",
             )
@@ -486,6 +496,11 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
     let bits = |i: usize| -> rusqlite::Result<u64> { Ok(row.get::<_, i64>(i)? as u64) };
     let thread_ops: Vec<u64> = serde_json::from_value(json_column(row, 7)?)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(7, Type::Text, Box::new(e)))?;
+    let hash = row
+        .get::<_, Option<String>>(13)?
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(13, Type::Text, Box::new(e)))?;
     Ok(Rep {
         rep: row.get(1)?,
         wall_s: real(2)?,
@@ -499,6 +514,7 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         p99_ns: bits(10)?,
         p999_ns: bits(11)?,
         max_ns: bits(12)?,
+        hash,
     })
 }
 
@@ -596,6 +612,7 @@ fn hint(e: &rusqlite::Error) -> &'static str {
 mod tests {
     use super::*;
     use crate::error::EXIT_INPUT;
+    use crate::results::HashMetrics;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -640,6 +657,7 @@ mod tests {
             p99_ns: 1_200,
             p999_ns: 15_000,
             max_ns: u64::MAX,
+            hash: None,
         }
     }
 
@@ -999,6 +1017,62 @@ mod tests {
         assert!(points.is_empty());
     }
 
+    /// A file of schema 2 (before hash-table metrics) with a stored
+    /// repetition opens, migrates, and reads its repetitions back without
+    /// them; a hash repetition stored after the migration keeps its metrics.
+    #[test]
+    fn a_schema_2_file_gains_the_hash_metrics_column() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            let mut store = Store {
+                conn,
+                path: db(&dir),
+            };
+            let first_two: Vec<Migration> = MIGRATIONS[..2]
+                .iter()
+                .map(|m| Migration {
+                    what: m.what,
+                    apply: m.apply,
+                })
+                .collect();
+            store.check_and_migrate(&first_two).unwrap();
+            store
+                .conn
+                .execute_batch(
+                    "INSERT INTO runs (kind, command, params, started, finished, complete,
+                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                        machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
+                     VALUES ('bench spin', 'locklab bench spin', '{}', 't0', NULL, 0,
+                        'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL);
+                     INSERT INTO points (run_id, bench, lock, threads, params)
+                     VALUES (1, 'spin', 'tas', 1, '{}');
+                     INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns)
+                     VALUES (1, 0, 1.0, 1.0, 10, 10.0, 1e8, '[10]', 1.0, 1, 2, 3, 4);",
+                )
+                .unwrap();
+        }
+        assert_eq!(header(&db(&dir)).1, 2);
+        let mut store = Store::open(&db(&dir)).unwrap();
+        assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
+        let (_, points) = store.load(1).unwrap();
+        assert_eq!(points[0].reps[0].total_ops, 10);
+        assert_eq!(points[0].reps[0].hash, None);
+
+        let run = store.begin_run(&meta()).unwrap();
+        let mut p = point("bucket-spin", 2);
+        p.bench = "hash".into();
+        p.reps[1].hash = Some(HashMetrics {
+            lookups: 900,
+            updates: 100,
+            backlog_peak_bytes: 4096,
+            mem_peak_bytes: None,
+        });
+        store.add_point(run, &p).unwrap();
+        assert_eq!(store.load(run).unwrap().1, vec![p]);
+    }
+
     fn same_f64(a: f64, b: f64) -> bool {
         a == b || (a.is_nan() && b.is_nan())
     }
@@ -1014,6 +1088,7 @@ mod tests {
             && same_f64(a.jain, b.jain)
             && (a.p50_ns, a.p99_ns, a.p999_ns, a.max_ns)
                 == (b.p50_ns, b.p99_ns, b.p999_ns, b.max_ns)
+            && a.hash == b.hash
     }
 
     fn any_rep() -> impl Strategy<Value = Rep> {
@@ -1024,6 +1099,7 @@ mod tests {
             proptest::collection::vec(any::<u64>(), 0..9),
             ANY,
             any::<[u64; 4]>(),
+            proptest::option::of(any::<([u64; 3], Option<u64>)>()),
         )
             .prop_map(
                 |(
@@ -1032,6 +1108,7 @@ mod tests {
                     thread_ops,
                     jain,
                     p,
+                    hash,
                 )| Rep {
                     rep,
                     wall_s,
@@ -1045,6 +1122,12 @@ mod tests {
                     p99_ns: p[1],
                     p999_ns: p[2],
                     max_ns: p[3],
+                    hash: hash.map(|([lookups, updates, backlog], mem)| HashMetrics {
+                        lookups,
+                        updates,
+                        backlog_peak_bytes: backlog,
+                        mem_peak_bytes: mem,
+                    }),
                 },
             )
     }

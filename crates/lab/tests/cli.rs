@@ -461,3 +461,169 @@ fn ctrl_c_keeps_finished_points_and_marks_the_run_incomplete() {
     assert_eq!(pts.len(), 1, "{v}");
     assert_eq!(pts[0]["threads"], 1);
 }
+
+#[test]
+fn bench_hash_rejects_bad_input_with_the_value_named() {
+    let (_d, db) = tmp();
+    for (args, needle) in [
+        (&["--threads", "0"][..], "thread count 0 is out of range"),
+        (
+            &["--strategies", "none,nosuch"][..],
+            "unknown strategy 'nosuch'",
+        ),
+        (&["--strategies", "bucket-rw(tas)"][..], "'tas' is a mutex"),
+        (
+            &["--update-pct", "0,101"][..],
+            "101 % is out of range: allowed 0 to 100",
+        ),
+        (&["--update-pct", "-5"][..], "'-5' is not a percentage"),
+        (&["--buckets", "0"][..], "0 buckets is out of range"),
+        (&["--secs", "soon"][..], "'soon' is not a number of seconds"),
+        (&["--secs", "0"][..], "'0' seconds is out of range"),
+        (&["--reps", "0"][..], "'0' repetitions"),
+        (
+            &["--buckets", "8", "--keys", "20", "--chain", "2"][..],
+            "--keys 20 disagrees with --buckets 8 × --chain 2 = 16",
+        ),
+        (
+            &["--buckets", "4194304", "--chain", "2"][..],
+            "= 8388608 keys: allowed up to 4194304",
+        ),
+        (
+            &["--strategies", "none", "--update-pct", "10,50"][..],
+            "nothing to measure",
+        ),
+    ] {
+        let mut all = vec!["bench", "hash"];
+        all.extend_from_slice(args);
+        assert_bad_input(&locklab(&db, &all), needle);
+    }
+    assert!(
+        !db.exists(),
+        "a rejected command must not create the database"
+    );
+}
+
+/// A tiny study: the JSON has the promised keys per point, `none` runs at
+/// 0 % updates only, and `show` and `plot` read the run back.
+#[test]
+fn bench_hash_stores_points_that_json_show_and_plot_read_back() {
+    let (d, db) = tmp();
+    let o = locklab(
+        &db,
+        &[
+            "bench",
+            "hash",
+            "--strategies",
+            "none,bucket-spin,bucket-rw,seqlock",
+            "--threads",
+            "1,2",
+            "--update-pct",
+            "50,0",
+            "--buckets",
+            "16",
+            "--chain",
+            "2",
+            "--secs",
+            "0.03",
+            "--reps",
+            "2",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("none is unsynchronized"),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let points = v["points"].as_array().unwrap();
+    // 2 thread counts × (4 strategies at 0 %, 3 at 50 %).
+    assert_eq!(points.len(), 14);
+    for p in points {
+        assert_eq!(p["bench"], "hash");
+        for key in [
+            "strategy",
+            "threads",
+            "update_pct",
+            "lookups_s",
+            "updates_s",
+            "reps",
+            "p50_ns",
+            "p99_ns",
+            "backlog_peak_bytes",
+        ] {
+            assert!(!p[key].is_null(), "{key} missing in {p}");
+        }
+        assert_eq!(p["reps"], 2);
+        assert_eq!(p["params"]["keys"], 32);
+        let pct = p["update_pct"].as_u64().unwrap();
+        assert!(pct == 0 || p["strategy"] != "none", "{p}");
+        assert_eq!(p["updates_s"].as_f64().unwrap() > 0.0, pct > 0, "{p}");
+        assert!(p["lookups_s"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    assert_eq!(
+        points[0]["update_pct"], 0,
+        "fractions run in ascending order"
+    );
+    let names: Vec<&str> = points
+        .iter()
+        .map(|p| p["strategy"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"bucket-rw(rw-fair)"), "{names:?}");
+    let cross = &v["hash_crossover"][0];
+    assert_eq!(cross["baseline"], "bucket-rw(rw-fair)");
+    assert!(
+        cross["strategies"]["seqlock"]["verdict"].is_string(),
+        "{cross}"
+    );
+
+    let text = stdout(&locklab(&db, &["show", "last"]));
+    for needle in [
+        "0 % updates",
+        "50 % updates",
+        "× b-rw",
+        "crossover at 2 threads",
+        "seqlock",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in\n{text}");
+    }
+    let svg = d.path().join("hash.svg");
+    let o = locklab(&db, &["plot", "last", "--out", svg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.contains("<svg") && s.contains("updates (% of operations)"));
+    assert!(s.lines().any(|l| l.trim() == "bucket-rw(rw-fair)"));
+}
+
+/// Where CI promises liburcu (`LOCKLAB_REQUIRE_LIBURCU=1`), the built lab
+/// must have both liburcu strategies and run them.
+#[test]
+fn liburcu_strategies_are_built_where_required() {
+    if std::env::var_os("LOCKLAB_REQUIRE_LIBURCU").is_none_or(|v| v != "1") {
+        return;
+    }
+    let (_d, db) = tmp();
+    let o = locklab(
+        &db,
+        &[
+            "bench",
+            "hash",
+            "--strategies",
+            "liburcu,liburcu-qsbr",
+            "--threads",
+            "2",
+            "--update-pct",
+            "0,50",
+            "--secs",
+            "0.03",
+            "--reps",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 4);
+}

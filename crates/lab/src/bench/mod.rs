@@ -4,14 +4,17 @@
 //! to a sink (the results store) at once, so an interrupted sweep keeps what
 //! it finished.
 
+pub mod hash;
 pub mod spin;
 pub mod uncontended;
 pub mod workload;
 
-use crate::error::Result;
+use crate::error::{LabError, Result};
 use crate::peers::{Floor, Floor2Rmw};
 use crate::registry::Entry;
 use crate::results::{Point, Rep};
+use hash::strategies::Strategy;
+use hash::HashConfig;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use spin::SpinConfig;
 
@@ -200,6 +203,105 @@ pub fn run_spin(
                 params: params.clone(),
                 reps: stamp(reps),
             })?;
+        }
+    }
+    Ok(true)
+}
+
+/// The hash-table study: every strategy at every update fraction and
+/// thread count.
+pub struct HashPlan {
+    /// Strategies, in display order.
+    pub strategies: Vec<Strategy>,
+    /// Thread counts.
+    pub threads: Vec<u32>,
+    /// Update fractions in percent, ascending.
+    pub update_pcts: Vec<u32>,
+    /// Repetitions per point.
+    pub reps: u32,
+    /// The table and the repetition length.
+    pub cfg: HashConfig,
+}
+
+impl HashPlan {
+    /// The strategies that run at `pct` % updates: all but the read-only
+    /// one where there are updates.
+    pub fn runs_at(&self, pct: u32) -> impl Iterator<Item = &Strategy> {
+        self.strategies
+            .iter()
+            .filter(move |s| pct == 0 || !s.read_only)
+    }
+
+    /// Repetitions to run, for progress.
+    pub fn units(&self) -> u64 {
+        let per_threads: usize = self
+            .update_pcts
+            .iter()
+            .map(|&u| self.runs_at(u).count())
+            .sum();
+        (per_threads * self.threads.len()) as u64 * u64::from(self.reps)
+    }
+}
+
+/// Runs the hash-table study. Returns `Ok(false)` if interrupted; a
+/// strategy that breaks its table is a failed check (exit code 1), after
+/// the points finished before it are stored.
+pub fn run_hash(
+    plan: &HashPlan,
+    progress: &Progress,
+    sink: &mut dyn FnMut(Point) -> Result<()>,
+) -> Result<bool> {
+    let warm = HashConfig {
+        secs: (plan.cfg.secs / 5.0).min(0.1),
+        ..plan.cfg.clone()
+    };
+    let failed = |s: &Strategy, threads: u32, pct: u32, e: String| {
+        LabError::failed(format!(
+            "bench hash: {} at {threads} threads and {pct} % updates broke its table: {e}",
+            s.name
+        ))
+    };
+    for &pct in &plan.update_pcts {
+        let mut params = serde_json::to_value(&plan.cfg).expect("config serialises");
+        params["update_pct"] = pct.into();
+        let strategies: Vec<&Strategy> = plan.runs_at(pct).collect();
+        for &threads in &plan.threads {
+            for s in &strategies {
+                if crate::interrupt::requested() {
+                    return Ok(false);
+                }
+                progress.step(format!("warm-up {} × {threads}, {pct} % updates", s.name));
+                (s.run)(&warm, threads, pct).map_err(|e| failed(s, threads, pct, e))?;
+            }
+            let mut per: Vec<Vec<Rep>> = vec![Vec::new(); strategies.len()];
+            for rep in 0..plan.reps {
+                for (i, s) in strategies.iter().enumerate() {
+                    if crate::interrupt::requested() {
+                        return Ok(false);
+                    }
+                    progress.step(format!(
+                        "hash: {} × {threads} threads, {pct} % updates, rep {}",
+                        s.name,
+                        rep + 1
+                    ));
+                    let r =
+                        (s.run)(&plan.cfg, threads, pct).map_err(|e| failed(s, threads, pct, e))?;
+                    if crate::interrupt::requested() {
+                        return Ok(false);
+                    }
+                    per[i].push(r);
+                    progress.done_one();
+                }
+            }
+            for (s, reps) in strategies.iter().zip(per) {
+                sink(Point {
+                    bench: "hash".into(),
+                    lock: s.name.clone(),
+                    threads,
+                    params: params.clone(),
+                    reps: stamp(reps),
+                })?;
+            }
         }
     }
     Ok(true)

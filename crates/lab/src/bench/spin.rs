@@ -185,6 +185,7 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Rep {
         } else {
             ticks_to_ns(hist.max())
         },
+        hash: None,
     }
 }
 

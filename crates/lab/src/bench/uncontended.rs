@@ -97,6 +97,7 @@ pub fn run_rep<L: LabLock>(cfg: &Config) -> Rep {
         p99_ns: 0,
         p999_ns: 0,
         max_ns: 0,
+        hash: None,
     }
 }
 

@@ -1,0 +1,521 @@
+//! `bench hash`: the hash-table lookup benchmark of seed 003 (McKenney,
+//! "Using RCU in the Linux 2.5 Kernel", Figures 1, 4 and 5).
+//!
+//! A chained hash table of `buckets` buckets holds the integer keys
+//! `0..keys`, key `k` in bucket `k % buckets`, so every chain has
+//! `keys / buckets` elements (within one). Threads pick keys uniformly at
+//! random; a share `update_pct` of their operations are updates, the rest
+//! lookups. A lookup walks the key's chain comparing integers, as the
+//! seed's benchmark does, and reads the element's value.
+//!
+//! An **update** replaces the element of a key by a new element (a new
+//! allocation, or for `seqlock` a recycled one) holding a new value: the
+//! element is unlinked and the new one linked in its place in one step as
+//! lookups see it (one critical section under a lock, or one pointer store
+//! for the lock-free readers). So the key set never changes, and **every
+//! lookup of a key finds it**, in its old or its new element: a lookup that
+//! misses, or finds an element whose value does not carry its key, is a
+//! broken table. Values are `key << 32 | generation` ([`tag`]), so a reader
+//! that looked at a freed, recycled or half-written element would see a
+//! foreign key in the value. After each repetition the table is walked
+//! ([`verify`]): every key must be there exactly once, in its bucket.
+//!
+//! Each strategy is a type implementing [`HashTable`]; [`run_rep`] is
+//! monomorphized per strategy (the registry in [`strategies`] holds the
+//! instantiations), so the measured loop calls the table directly.
+//!
+//! Per repetition it records lookups and updates, the latency of one lookup
+//! in [`SAMPLE_EVERY`] (time-stamp counter, HDR histogram), the peak of
+//! bytes awaiting reclamation (sampled about every millisecond), and the
+//! growth of the process's peak resident set ([`memory`]).
+
+pub mod epoch;
+pub mod memory;
+pub mod peers;
+pub mod strategies;
+pub mod tables;
+#[cfg(locklab_liburcu)]
+pub mod urcu;
+
+use crate::clock::{thread_cpu_s, ticks, ticks_to_ns};
+use crate::results::{jain, HashMetrics, Rep};
+use crossbeam_utils::CachePadded;
+use hdrhistogram::Histogram;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// One lookup in this many is timed (two time-stamp reads); the others run
+/// untimed, so the timing costs little.
+pub const SAMPLE_EVERY: u64 = 64;
+
+/// Threads report a quiescent state ([`HashTable::quiescent`]) after this
+/// many operations: often enough that grace periods end within
+/// microseconds, rarely enough that a flavour whose quiescent state costs a
+/// memory barrier (QSBR) does not pay it on every lookup.
+pub const QS_EVERY: u32 = 64;
+
+/// Most keys a table may hold (values carry the key in 32 bits, and a
+/// table of this size already takes some hundred megabytes).
+pub const MAX_KEYS: u64 = 1 << 22;
+
+/// Most buckets a table may have.
+pub const MAX_BUCKETS: u64 = 1 << 22;
+
+/// The shape of the table and the length of a repetition (the thread count
+/// and the update fraction vary per point).
+#[derive(Debug, Clone, Serialize)]
+pub struct HashConfig {
+    /// Buckets.
+    pub buckets: usize,
+    /// Distinct keys, `0..keys`.
+    pub keys: u64,
+    /// Mean elements per bucket, `keys / buckets`.
+    pub chain: f64,
+    /// Measured seconds per repetition.
+    pub secs: f64,
+    /// Pin thread i to CPU i mod cores.
+    pub pin: bool,
+}
+
+impl HashConfig {
+    /// A table of `buckets` buckets and `keys` keys.
+    pub fn new(buckets: usize, keys: u64, secs: f64, pin: bool) -> Self {
+        HashConfig {
+            buckets,
+            keys,
+            chain: keys as f64 / buckets as f64,
+            secs,
+            pin,
+        }
+    }
+}
+
+/// The bucket of `key` in a table of `buckets` buckets.
+#[inline(always)]
+pub fn bucket_of(key: u64, buckets: usize) -> usize {
+    (key % buckets as u64) as usize
+}
+
+/// The value an update stores for `key`: the key in the high half, so a
+/// reader can tell a value that belongs to another key.
+#[inline(always)]
+pub fn tag(key: u64, generation: u32) -> u64 {
+    key << 32 | u64::from(generation)
+}
+
+/// The key a value belongs to.
+#[inline(always)]
+pub fn tag_key(value: u64) -> u64 {
+    value >> 32
+}
+
+/// A chained hash table with one synchronization strategy.
+///
+/// The table is built with every key (`build`), then threads share it:
+/// each makes a reader (its registration with the strategy, if any) and
+/// calls `lookup` and `update` through it. `verify` walks the table when
+/// the threads are gone.
+pub trait HashTable: Send + Sync + Sized + 'static {
+    /// A thread's handle on the table: an RCU registration or an epoch
+    /// handle; `()` for the locks.
+    type Reader<'t>;
+
+    /// True for a table that must not see updates (`none`): the benchmark
+    /// refuses to run it at a non-zero update fraction.
+    const READ_ONLY: bool = false;
+
+    /// A table of `buckets` buckets holding `0..keys`, each key's value
+    /// `tag(key, 0)`.
+    fn build(buckets: usize, keys: u64) -> Self;
+
+    /// The calling thread's reader, made on the thread that uses it.
+    fn reader(&self) -> Self::Reader<'_>;
+
+    /// The value of `key`, if the table has it.
+    fn lookup(&self, r: &mut Self::Reader<'_>, key: u64) -> Option<u64>;
+
+    /// Replaces the element of `key` (which the table has) by a new one
+    /// holding `value`.
+    fn update(&self, r: &mut Self::Reader<'_>, key: u64, value: u64);
+
+    /// Called every [`QS_EVERY`] operations, outside any lookup or update:
+    /// where a quiescent-state-based flavour reports one.
+    #[inline(always)]
+    fn quiescent(&self, _r: &mut Self::Reader<'_>) {}
+
+    /// Bytes removed from the table and not yet freed (awaiting a grace
+    /// period); 0 for tables that free at once.
+    fn backlog_bytes(&self) -> u64 {
+        0
+    }
+
+    /// Calls `f(bucket, key, value)` for every element (bucket `None` where
+    /// the table does not expose its buckets). Only with no thread using
+    /// the table.
+    fn visit(&mut self, f: &mut dyn FnMut(Option<usize>, u64, u64));
+}
+
+/// Checks that the table holds each of `0..keys` exactly once, in its
+/// bucket, with a value that carries its key.
+pub fn verify<T: HashTable>(table: &mut T, buckets: usize, keys: u64) -> Result<(), String> {
+    let mut seen = vec![false; keys as usize];
+    let mut problems: Vec<String> = Vec::new();
+    let mut complain = |p: String| {
+        if problems.len() < 3 {
+            problems.push(p);
+        }
+    };
+    table.visit(&mut |bucket, key, value| {
+        if key >= keys {
+            complain(format!("a foreign key {key}"));
+            return;
+        }
+        if std::mem::replace(&mut seen[key as usize], true) {
+            complain(format!("key {key} twice"));
+        }
+        if let Some(b) = bucket.filter(|&b| b != bucket_of(key, buckets)) {
+            complain(format!("key {key} in bucket {b}"));
+        }
+        if tag_key(value) != key {
+            complain(format!(
+                "key {key} holds value {value:#x} of key {}",
+                tag_key(value)
+            ));
+        }
+    });
+    let missing = seen.iter().filter(|s| !**s).count();
+    if missing > 0 {
+        let first = seen.iter().position(|s| !*s).unwrap_or(0);
+        problems.insert(0, format!("{missing} keys missing (first: {first})"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+struct ThreadResult {
+    lookups: u64,
+    updates: u64,
+    misses: u64,
+    hist: Histogram<u64>,
+    cpu_s: f64,
+}
+
+/// One thread's operations until `stop`.
+fn worker<T: HashTable>(
+    table: &T,
+    keys: u64,
+    update_pct: u32,
+    seed: u64,
+    stop: &AtomicBool,
+) -> ThreadResult {
+    let mut r = table.reader();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut hist = Histogram::<u64>::new(2).expect("2 significant figures is valid");
+    let (mut lookups, mut updates, mut misses) = (0u64, 0u64, 0u64);
+    let mut generation = 0u32;
+    let mut until_qs = QS_EVERY;
+    let cpu0 = thread_cpu_s();
+    while !stop.load(Ordering::Relaxed) {
+        let x = rng.next_u64();
+        // Multiply-shift instead of a division: the low half picks the key
+        // uniformly from 0..keys, the high half picks the operation.
+        let key = ((x & 0xffff_ffff) * keys) >> 32;
+        if ((x >> 32) * 100) >> 32 < u64::from(update_pct) {
+            generation = generation.wrapping_add(1);
+            table.update(&mut r, key, tag(key, generation));
+            updates += 1;
+        } else {
+            let value = if lookups % SAMPLE_EVERY == 0 {
+                let t0 = ticks();
+                let v = table.lookup(&mut r, key);
+                hist.saturating_record(ticks().wrapping_sub(t0));
+                v
+            } else {
+                table.lookup(&mut r, key)
+            };
+            if value.is_none_or(|v| tag_key(v) != key) {
+                misses += 1;
+            }
+            lookups += 1;
+        }
+        until_qs -= 1;
+        if until_qs == 0 {
+            table.quiescent(&mut r);
+            until_qs = QS_EVERY;
+        }
+    }
+    ThreadResult {
+        lookups,
+        updates,
+        misses,
+        hist,
+        cpu_s: thread_cpu_s() - cpu0,
+    }
+}
+
+/// Waits out the measured window, sampling the reclamation backlog about
+/// every millisecond; returns the window's length and the backlog's peak.
+fn measure_window<T: HashTable>(table: &T, secs: f64) -> (f64, u64) {
+    let t = Instant::now();
+    let window = Duration::from_secs_f64(secs);
+    let mut peak = table.backlog_bytes();
+    loop {
+        let elapsed = t.elapsed();
+        if elapsed >= window || crate::interrupt::requested() {
+            return (elapsed.as_secs_f64(), peak);
+        }
+        std::thread::sleep((window - elapsed).min(Duration::from_millis(1)));
+        peak = peak.max(table.backlog_bytes());
+    }
+}
+
+/// One repetition of strategy `T` at `threads` threads and `update_pct` %
+/// updates, on a fresh table. `Err` names what the strategy broke: a
+/// lookup that missed, or a table that lost, doubled or garbled a key.
+pub fn run_rep<T: HashTable>(
+    cfg: &HashConfig,
+    threads: u32,
+    update_pct: u32,
+) -> Result<Rep, String> {
+    if T::READ_ONLY && update_pct > 0 {
+        return Err(format!(
+            "an unsynchronized table cannot take updates ({update_pct} % asked)"
+        ));
+    }
+    let mut table = T::build(cfg.buckets, cfg.keys);
+    let n = threads as usize;
+    let stop = CachePadded::new(AtomicBool::new(false));
+    let start = Barrier::new(n + 1);
+    let ncpu = crate::bench::spin::cores();
+    let rss0 = memory::reset_peak();
+    let (wall_s, backlog_peak_bytes, results) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (table, stop, start) = (&table, &stop, &start);
+                std::thread::Builder::new()
+                    .name(format!("hash-{i}"))
+                    .spawn_scoped(s, move || {
+                        if cfg.pin {
+                            // Best effort: an unpinnable thread runs where it may.
+                            crate::machine::pin(i % ncpu);
+                        }
+                        start.wait();
+                        let seed = 0x4a54_u64 ^ (i as u64) << 20 ^ u64::from(update_pct) << 40;
+                        worker(table, cfg.keys, update_pct, seed, stop)
+                    })
+                    .expect("spawning a benchmark thread")
+            })
+            .collect();
+        start.wait();
+        let (wall_s, peak) = measure_window(&table, cfg.secs);
+        stop.store(true, Ordering::Relaxed);
+        let results: Vec<ThreadResult> = handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect();
+        (wall_s, peak.max(table.backlog_bytes()), results)
+    });
+    let mem_peak_bytes = rss0.and_then(memory::peak_growth);
+    let misses: u64 = results.iter().map(|r| r.misses).sum();
+    if misses > 0 {
+        return Err(format!(
+            "{misses} lookups of always-present keys missed or read a foreign element"
+        ));
+    }
+    verify(&mut table, cfg.buckets, cfg.keys)?;
+    drop(table);
+
+    let mut hist = Histogram::<u64>::new(2).expect("valid");
+    for r in &results {
+        hist.add(&r.hist)
+            .expect("histograms with auto-resize always add");
+    }
+    let q = |p: f64| {
+        if hist.is_empty() {
+            0
+        } else {
+            ticks_to_ns(hist.value_at_quantile(p))
+        }
+    };
+    let lookups: u64 = results.iter().map(|r| r.lookups).sum();
+    let updates: u64 = results.iter().map(|r| r.updates).sum();
+    let thread_ops: Vec<u64> = results.iter().map(|r| r.lookups + r.updates).collect();
+    let total_ops = lookups + updates;
+    Ok(Rep {
+        rep: 0,
+        wall_s,
+        cpu_s: results.iter().map(|r| r.cpu_s).sum(),
+        total_ops,
+        throughput_ops_s: total_ops as f64 / wall_s,
+        ns_per_op: if total_ops == 0 {
+            f64::INFINITY
+        } else {
+            wall_s * 1e9 / total_ops as f64
+        },
+        jain: jain(&thread_ops),
+        thread_ops,
+        p50_ns: q(0.5),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        max_ns: if hist.is_empty() {
+            0
+        } else {
+            ticks_to_ns(hist.max())
+        },
+        hash: Some(HashMetrics {
+            lookups,
+            updates,
+            backlog_peak_bytes,
+            mem_peak_bytes,
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strategies::{self, Strategy};
+    use super::*;
+
+    fn cfg(buckets: usize, keys: u64) -> HashConfig {
+        HashConfig::new(buckets, keys, 0.05, false)
+    }
+
+    /// Every strategy of this build, plus `bucket-rw` and `global-rw` over
+    /// every reader-writer lock of the registry.
+    fn every_strategy() -> Vec<Strategy> {
+        let mut v = strategies::all();
+        for rw in crate::registry::rw_all() {
+            for base in ["global-rw", "bucket-rw"] {
+                v.extend(strategies::parse(&format!("{base}({})", rw.info.name)).unwrap());
+            }
+        }
+        v.dedup_by(|a, b| a.name == b.name);
+        v
+    }
+
+    /// The correctness check of every strategy: threads (more than the
+    /// cores) look up and replace elements of a small table with long
+    /// chains, so that updates and lookups meet in the same buckets all the
+    /// time; every lookup must find its key with its own value, and the
+    /// table must afterwards hold every key once in its bucket
+    /// (`run_rep` checks both and returns `Err` otherwise).
+    ///
+    /// A broken table can also send a lookup round a cycle for ever: each
+    /// run has a watchdog, and a run that outlives it fails the test (its
+    /// threads are left spinning until the test process ends).
+    #[test]
+    fn every_strategy_keeps_every_key_under_concurrent_updates() {
+        let threads = 4;
+        for s in every_strategy() {
+            let pct = if s.read_only { 0 } else { 50 };
+            let (tx, rx) = std::sync::mpsc::channel();
+            let run = s.run;
+            std::thread::spawn(move || {
+                let _ = tx.send(run(&cfg(8, 64), threads, pct));
+            });
+            let r = rx
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("{}: hung (no result within 30 s)", s.name))
+                .unwrap_or_else(|e| panic!("{}: {e}", s.name));
+            let h = r.hash.as_ref().expect("hash metrics");
+            assert!(h.lookups > 0, "{}: no lookups", s.name);
+            assert_eq!(h.updates > 0, pct > 0, "{}", s.name);
+            assert_eq!(r.total_ops, h.lookups + h.updates);
+            assert_eq!(r.thread_ops.len(), threads as usize);
+        }
+    }
+
+    #[test]
+    fn updates_replace_values_and_every_key_stays_once() {
+        fn check<T: HashTable>() {
+            let (buckets, keys) = (7, 40);
+            let mut t = T::build(buckets, keys);
+            {
+                let mut r = t.reader();
+                for k in 0..keys {
+                    assert_eq!(t.lookup(&mut r, k), Some(tag(k, 0)));
+                }
+                assert_eq!(t.lookup(&mut r, keys), None);
+                for k in (0..keys).step_by(3) {
+                    t.update(&mut r, k, tag(k, 9));
+                    t.quiescent(&mut r);
+                }
+                for k in 0..keys {
+                    let g = if k % 3 == 0 { 9 } else { 0 };
+                    assert_eq!(t.lookup(&mut r, k), Some(tag(k, g)), "key {k}");
+                }
+            }
+            verify(&mut t, buckets, keys).unwrap();
+        }
+        check::<tables::Global<tables::SpinLock>>();
+        check::<tables::PerBucket<tables::SpinLock>>();
+        check::<tables::Refcnt>();
+        check::<tables::SeqTable>();
+        check::<epoch::EpochTable>();
+        check::<peers::DashTable>();
+        #[cfg(locklab_liburcu)]
+        {
+            check::<urcu::UrcuMemb>();
+            check::<urcu::UrcuQsbr>();
+        }
+    }
+
+    /// A table that hides, doubles, misplaces or garbles keys, for the
+    /// checker itself.
+    struct Fake(Vec<(Option<usize>, u64, u64)>);
+
+    impl HashTable for Fake {
+        type Reader<'t> = ();
+        fn build(_: usize, _: u64) -> Self {
+            Fake(Vec::new())
+        }
+        fn reader(&self) {}
+        fn lookup(&self, _: &mut (), _: u64) -> Option<u64> {
+            None
+        }
+        fn update(&self, _: &mut (), _: u64, _: u64) {}
+        fn visit(&mut self, f: &mut dyn FnMut(Option<usize>, u64, u64)) {
+            for &(b, k, v) in &self.0 {
+                f(b, k, v);
+            }
+        }
+    }
+
+    #[test]
+    fn verify_catches_lost_doubled_misplaced_and_garbled_keys() {
+        let good = |k: u64| (Some(bucket_of(k, 2)), k, tag(k, 1));
+        let mut t = Fake((0..4).map(good).collect());
+        verify(&mut t, 2, 4).unwrap();
+        t.0.pop();
+        assert!(verify(&mut t, 2, 4)
+            .unwrap_err()
+            .contains("1 keys missing (first: 3)"));
+        t.0.push(good(0));
+        let e = verify(&mut t, 2, 4).unwrap_err();
+        assert!(e.contains("key 0 twice"), "{e}");
+        t.0 = vec![
+            good(0),
+            good(1),
+            (Some(1), 2, tag(2, 0)),
+            (None, 3, tag(1, 0)),
+        ];
+        let e = verify(&mut t, 2, 4).unwrap_err();
+        assert!(e.contains("key 2 in bucket 1"), "{e}");
+        assert!(e.contains("holds value"), "{e}");
+        t.0 = (0..5).map(good).collect();
+        assert!(verify(&mut t, 2, 4).unwrap_err().contains("foreign key 4"));
+    }
+
+    #[test]
+    fn the_unsynchronized_table_refuses_updates() {
+        let e = run_rep::<tables::Unsync>(&cfg(4, 8), 1, 10).unwrap_err();
+        assert!(e.contains("cannot take updates"), "{e}");
+    }
+}

@@ -1,0 +1,245 @@
+//! The plot of a `bench hash` run: two charts in one SVG, one above the
+//! other. Above, lookups per second against threads at 0 % updates, one
+//! line per strategy (seed 003's Figures 1 and 4); below, total throughput
+//! (lookups + updates) against the update fraction at the largest thread
+//! count (Figure 5). Medians with min–max whiskers, as in every plot.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::{
+    draw_chart, draw_legend, draw_titles, machine_line, param_text, Area, DrawResult, Series, FONT,
+    SIZE,
+};
+use crate::error::{LabError, Result};
+use crate::report;
+use crate::report::hash::update_pct;
+use crate::results::{Point, Rep, RunMeta};
+
+/// Lookups per second in one repetition (NaN without hash metrics).
+fn lookups_s(r: &Rep) -> f64 {
+    match &r.hash {
+        Some(h) if r.wall_s > 0.0 => h.lookups as f64 / r.wall_s,
+        _ => f64::NAN,
+    }
+}
+
+/// One chart's lines: per strategy, the median, minimum and maximum of
+/// `metric` over the points `pick` keeps, at x = `x(point)`.
+fn series(
+    points: &[&Point],
+    pick: impl Fn(&Point) -> bool,
+    x: impl Fn(&Point) -> i32,
+    metric: fn(&Rep) -> f64,
+) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for p in points.iter().filter(|p| pick(p) && !p.reps.is_empty()) {
+        let (med, min, max) = p.stat(metric);
+        if !med.is_finite() {
+            continue;
+        }
+        let at = (x(p), med, min, max);
+        match out.iter_mut().find(|s| s.lock == p.lock) {
+            Some(s) => s.points.push(at),
+            None => out.push(Series {
+                lock: p.lock.clone(),
+                points: vec![at],
+            }),
+        }
+    }
+    for s in &mut out {
+        s.points.sort_by_key(|p| p.0);
+    }
+    out
+}
+
+/// A chart ready to draw: scaled lines, the y range, the y description.
+struct Chart {
+    series: Vec<Series>,
+    y_lo: f64,
+    y_hi: f64,
+    y_desc: String,
+}
+
+/// Scales a chart's values to the unit of its largest one. `None` if there
+/// is nothing the axis can show (a log axis shows nothing at or below 0).
+fn chart(series: &[Series], log_y: bool, what: &str) -> Option<Chart> {
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
+    let lo = all()
+        .flat_map(|p| [p.1, p.2])
+        .filter(|&y| shown(y))
+        .reduce(f64::min)?;
+    let hi = all()
+        .flat_map(|p| [p.1, p.3])
+        .filter(|&y| shown(y))
+        .reduce(f64::max)?;
+    let (scale, unit) = report::throughput_unit(hi);
+    let (y_lo, y_hi) = if log_y {
+        (lo / scale / 1.6, hi / scale * 1.6)
+    } else {
+        (0.0, if hi > 0.0 { hi / scale * 1.08 } else { 1.0 })
+    };
+    let fit = |y: f64| {
+        if y.is_finite() {
+            (y / scale).max(y_lo)
+        } else {
+            y_lo
+        }
+    };
+    Some(Chart {
+        series: series
+            .iter()
+            .map(|s| Series {
+                lock: s.lock.clone(),
+                points: s
+                    .points
+                    .iter()
+                    .map(|&(x, med, min, max)| (x, fit(med), fit(min), fit(max)))
+                    .collect(),
+            })
+            .collect(),
+        y_lo,
+        y_hi,
+        y_desc: format!("{what} ({unit}{})", if log_y { ", log scale" } else { "" }),
+    })
+}
+
+fn draw(
+    area: &Area<'_>,
+    c: &Chart,
+    x_desc: &str,
+    legend_width: u32,
+    log_y: bool,
+) -> DrawResult<()> {
+    let mut xs: Vec<i32> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let (x0, x1) = (xs[0], xs[xs.len() - 1]);
+    // One thread of room each side; a few percent on the fraction axis.
+    let pad = if x_desc == "threads" { 1 } else { 4 };
+    let x = ((x0 - pad)..(x1 + pad)).with_key_points(xs);
+    let (width, _) = area.dim_in_pixel();
+    let (chart_area, legend) = area.split_horizontally(width.saturating_sub(legend_width));
+    if log_y {
+        draw_chart(
+            &chart_area,
+            x,
+            (c.y_lo..c.y_hi).log_scale(),
+            &c.series,
+            x_desc,
+            &c.y_desc,
+        )?;
+    } else {
+        draw_chart(&chart_area, x, c.y_lo..c.y_hi, &c.series, x_desc, &c.y_desc)?;
+    }
+    draw_legend(&legend, "strategy", &c.series)
+}
+
+/// The parameters of a point without its update fraction.
+fn shape(p: &Point) -> serde_json::Value {
+    let mut v = p.params.clone();
+    if let serde_json::Value::Object(m) = &mut v {
+        m.remove("update_pct");
+    }
+    v
+}
+
+/// Writes the two charts of the run's first table shape to `out`.
+pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
+    let run = meta
+        .id
+        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let hash: Vec<&Point> = points.iter().filter(|p| p.bench == "hash").collect();
+    let Some(first) = hash.first() else {
+        return Err(LabError::input(format!(
+            "run {run} has no hash points to plot"
+        )));
+    };
+    // One table shape (the first), as the other plots show one parameter set.
+    let first_shape = shape(first);
+    let chosen: Vec<&Point> = hash
+        .into_iter()
+        .filter(|p| shape(p) == first_shape)
+        .collect();
+    let max_threads = chosen.iter().map(|p| p.threads).max().unwrap_or(1);
+
+    let upper = series(
+        &chosen,
+        |p| update_pct(p) == Some(0),
+        |p| i32::try_from(p.threads).unwrap_or(i32::MAX - 1),
+        lookups_s,
+    );
+    let lower = series(
+        &chosen,
+        |p| p.threads == max_threads,
+        |p| update_pct(p).map_or(0, |u| u as i32),
+        |r| r.throughput_ops_s,
+    );
+    let upper = chart(&upper, log_y, "lookups");
+    let Some(lower) = chart(&lower, log_y, "lookups + updates") else {
+        return Err(LabError::input(format!(
+            "run {run} has no hash throughput to plot{}",
+            if log_y {
+                " on a log axis (none above zero)"
+            } else {
+                ""
+            }
+        )));
+    };
+
+    let titles = [
+        format!(
+            "run {run}: hash table, lookups vs threads at 0 % updates (top), \
+             throughput vs update fraction at {max_threads} threads (bottom)"
+        ),
+        format!("{}   (medians, whiskers min–max)", param_text(&first_shape)),
+        machine_line(meta),
+    ];
+    let lines = upper
+        .as_ref()
+        .map_or(0, |c| c.series.len())
+        .max(lower.series.len()) as u32;
+    let chart_h = (SIZE.1 - 100).max(120 + 26 * lines);
+    let size = (SIZE.0, 110 + 2 * chart_h);
+    let longest = chosen
+        .iter()
+        .map(|p| p.lock.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let legend_width = (70 + 9 * longest).clamp(150, 360);
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        let drawn = (|| {
+            root.fill(&WHITE)?;
+            let body = draw_titles(&root, &titles)?;
+            let (top, bottom) = body.split_vertically(chart_h);
+            match &upper {
+                Some(c) => draw(&top, c, "threads", legend_width, log_y)?,
+                None => top.draw_text(
+                    "no points at 0 % updates: no lookup scaling to draw",
+                    &(FONT, 18).into_font().color(&BLACK),
+                    (40, 40),
+                )?,
+            }
+            draw(
+                &bottom,
+                &lower,
+                "updates (% of operations)",
+                legend_width,
+                log_y,
+            )?;
+            root.present()
+        })();
+        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
+    }
+    std::fs::write(out, svg)
+        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+}
