@@ -54,6 +54,23 @@
 //! with `Acquire`, so what runs after the grace period (freeing) happens
 //! after the reader's last access.
 //!
+//! # Under loom
+//!
+//! The reader's two plain stores to `ctr` (leaving, and a QSBR quiescent
+//! state) are `swap`s with the same ordering under `--cfg loom`. Loom lets
+//! a read-modify-write read any store that is last in the modification
+//! order as far as its vector clocks tell, and a reader's plain store is
+//! unordered with the scan's `fetch_add(0)`s that the reader never read.
+//! So loom explores scans whose every `fetch_add(0)` reads the scan's own
+//! previous one and never the reader's store: an unfair execution (no
+//! machine keeps a store invisible for ever) that spins until loom gives up
+//! with "exceeded maximum number of branches", in every model in which a
+//! grace period waits for a reader. A `swap` reads the scan's last write,
+//! so it is ordered after it and the scan's next `fetch_add(0)` reads the
+//! swap. For what the models check the two are the same: the scan
+//! synchronizes with the reader's `Release` write either way, and the
+//! reader uses nothing the `swap` reads.
+//!
 //! # Sharing grace periods
 //!
 //! `seq` counts grace-period transitions the way Linux's `rcu_seq` does:
@@ -219,7 +236,11 @@ impl Core {
     /// A reader can no longer hold references (QSBR offline, unregister).
     #[inline(always)]
     pub(crate) fn leave(&self, rec: &Record) {
+        #[cfg(not(loom))]
         rec.ctr.store(0, Ordering::Release);
+        // A swap under loom: see "Under loom" in the module docs.
+        #[cfg(loom)]
+        rec.ctr.swap(0, Ordering::Release);
     }
 
     /// General flavour: enters a read-side section, the outermost one by
@@ -262,7 +283,11 @@ impl Core {
         // owner's load of its own record is an L1 hit: it stores only when
         // the counter moved.
         if rec.ctr.load(Ordering::Relaxed) != g {
+            #[cfg(not(loom))]
             rec.ctr.store(g, Ordering::Release);
+            // A swap under loom: see "Under loom" in the module docs.
+            #[cfg(loom)]
+            rec.ctr.swap(g, Ordering::Release);
         }
     }
 

@@ -18,6 +18,7 @@ mod mcs;
 mod mutex;
 mod park;
 mod qspin;
+mod rcu;
 mod rw_locks;
 mod rwsem;
 mod seqlock;
