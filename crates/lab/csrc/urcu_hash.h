@@ -42,6 +42,14 @@ struct lh_table {
     uint64_t pending __attribute__((aligned(128)));
 };
 
+/* The bucket of a key, reduced as the Rust tables reduce it (bucket_of in
+ * bench/hash/mod.rs): a mask for a power of two, else a division. */
+static inline size_t lh_bucket_of(uint64_t key, size_t nbuckets)
+{
+    return (nbuckets & (nbuckets - 1)) == 0 ? (size_t)key & (nbuckets - 1)
+                                            : (size_t)(key % nbuckets);
+}
+
 static struct lh_node *LH(node)(struct lh_table *t, uint64_t key, uint64_t value,
                                 struct lh_node *next)
 {
@@ -71,7 +79,7 @@ struct lh_table *LH(new)(size_t nbuckets, uint64_t keys)
         t->buckets[i].head = NULL;
     }
     for (uint64_t k = keys; k-- > 0;) {
-        struct lh_bucket *b = &t->buckets[k % nbuckets];
+        struct lh_bucket *b = &t->buckets[lh_bucket_of(k, nbuckets)];
         b->head = LH(node)(t, k, k << 32, b->head);
     }
     return t;
@@ -111,7 +119,7 @@ void LH(quiescent_state)(void)
 
 int LH(lookup)(struct lh_table *t, uint64_t key, uint64_t *value)
 {
-    struct lh_bucket *b = &t->buckets[key % t->nbuckets];
+    struct lh_bucket *b = &t->buckets[lh_bucket_of(key, t->nbuckets)];
     int found = 0;
     FLAVOR(read_lock)();
     for (struct lh_node *n = rcu_dereference(b->head); n; n = rcu_dereference(n->next)) {
@@ -135,7 +143,7 @@ static void LH(reclaim)(struct rcu_head *head)
 
 void LH(update)(struct lh_table *t, uint64_t key, uint64_t value)
 {
-    struct lh_bucket *b = &t->buckets[key % t->nbuckets];
+    struct lh_bucket *b = &t->buckets[lh_bucket_of(key, t->nbuckets)];
     pthread_spin_lock(&b->lock);
     for (struct lh_node **link = &b->head; *link; link = &(*link)->next) {
         struct lh_node *old = *link;

@@ -56,8 +56,9 @@
 //!
 //! # Under loom
 //!
-//! The reader's two plain stores to `ctr` (leaving, and a QSBR quiescent
-//! state) are `swap`s with the same ordering under `--cfg loom`. Loom lets
+//! The reader's plain stores to `ctr` (leaving a section or going offline,
+//! counting nesting, a QSBR quiescent state) are `swap`s with the same
+//! ordering under `--cfg loom`. Loom lets
 //! a read-modify-write read any store that is last in the modification
 //! order as far as its vector clocks tell, and a reader's plain store is
 //! unordered with the scan's `fetch_add(0)`s that the reader never read.
@@ -255,7 +256,11 @@ impl Core {
                 c & NEST_MASK != NEST_MASK,
                 "locklab rcu: read sections nested too deeply"
             );
+            #[cfg(not(loom))]
             rec.ctr.store(c + 1, Ordering::Relaxed);
+            // A swap under loom: see "Under loom" in the module docs.
+            #[cfg(loom)]
+            rec.ctr.swap(c + 1, Ordering::Relaxed);
         }
     }
 
@@ -264,7 +269,11 @@ impl Core {
     #[inline(always)]
     pub(crate) fn read_unlock(&self, rec: &Record) {
         let c = rec.ctr.load(Ordering::Relaxed);
+        #[cfg(not(loom))]
         rec.ctr.store(c - 1, Ordering::Release);
+        // A swap under loom: see "Under loom" in the module docs.
+        #[cfg(loom)]
+        rec.ctr.swap(c - 1, Ordering::Release);
     }
 
     /// Whether the record's owner may hold references (its own view).

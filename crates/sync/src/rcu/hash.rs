@@ -12,7 +12,10 @@
 //! removal unlinks. Unlinked nodes go to [`Domain::defer_drop`], so memory
 //! awaiting a grace period shows in the domain's backlog.
 //!
-//! The number of buckets is fixed at construction. Lookups return
+//! The number of buckets is fixed at construction; a key's bucket is its
+//! hash modulo the number of buckets (a mask when that is a power of two),
+//! so a hasher must mix its low bits, as std's `RandomState` does. Lookups
+//! return
 //! references that live no longer than both the guard and the map borrow.
 //!
 //! ```
@@ -38,10 +41,7 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-struct Bucket<K, V> {
-    head: AtomicPtr<Node<(K, V)>>,
-    lock: HybridMutex<()>,
-}
+type Head<K, V> = AtomicPtr<Node<(K, V)>>;
 
 /// A hash map for read-mostly use; see the module docs.
 pub struct RcuHashMap<K, V, F: Flavor = General, S = RandomState>
@@ -49,7 +49,12 @@ where
     K: Send + Sync + 'static,
     V: Send + Sync + 'static,
 {
-    buckets: Box<[Bucket<K, V>]>,
+    /// Chain heads, all readers touch; apart from the locks, so a reader's
+    /// working set is as small as an unsynchronized table's and updaters'
+    /// lock writes do not evict it.
+    heads: Box<[Head<K, V>]>,
+    /// One lock per chain, for updaters.
+    locks: Box<[HybridMutex<()>]>,
     hasher: S,
     len: AtomicUsize,
     domain: Domain<F>,
@@ -99,14 +104,12 @@ where
     /// An empty map with `buckets` chains (at least one) and the given
     /// hasher.
     pub fn with_buckets_and_hasher(domain: &Domain<F>, buckets: usize, hasher: S) -> Self {
-        let buckets = (0..buckets.max(1))
-            .map(|_| Bucket {
-                head: AtomicPtr::new(core::ptr::null_mut()),
-                lock: HybridMutex::new(()),
-            })
-            .collect();
+        let n = buckets.max(1);
         RcuHashMap {
-            buckets,
+            heads: (0..n)
+                .map(|_| AtomicPtr::new(core::ptr::null_mut()))
+                .collect(),
+            locks: (0..n).map(|_| HybridMutex::new(())).collect(),
             hasher,
             len: AtomicUsize::new(0),
             domain: domain.clone(),
@@ -116,7 +119,7 @@ where
 
     /// The number of chains.
     pub fn bucket_count(&self) -> usize {
-        self.buckets.len()
+        self.heads.len()
     }
 
     /// The number of entries (exact between updates).
@@ -134,20 +137,22 @@ where
         &self.domain
     }
 
-    #[inline]
-    fn bucket<Q: Hash + ?Sized>(&self, key: &Q) -> &Bucket<K, V> {
+    #[inline(always)]
+    fn bucket<Q: Hash + ?Sized>(&self, key: &Q) -> usize {
         let h = self.hasher.hash_one(key);
-        // Multiply-shift spreads a weak hash (like an identity hash of
-        // integers) over the buckets without a division.
-        let i = ((h as u128 * self.buckets.len() as u128) >> 64) as usize;
-        &self.buckets[i]
+        let n = self.heads.len();
+        if n & (n - 1) == 0 {
+            h as usize & (n - 1)
+        } else {
+            (h % n as u64) as usize
+        }
     }
 
     /// The value of `key`, as a reader sees it under `guard`.
     ///
     /// # Panics
     /// If `guard` belongs to another domain.
-    #[inline]
+    #[inline(always)]
     pub fn get<'a, Q, G>(&'a self, key: &Q, guard: &'a G) -> Option<&'a V>
     where
         K: Borrow<Q>,
@@ -159,7 +164,7 @@ where
             self.domain_id,
             "locklab rcu: a guard of another domain does not protect this map"
         );
-        let mut cur = self.bucket(key).head.load(Ordering::Acquire);
+        let mut cur = self.heads[self.bucket(key)].load(Ordering::Acquire);
         // SAFETY: nodes reachable under the guard are freed only after a
         // grace period, which waits for the guard (`'a` borrows it).
         while let Some(node) = unsafe { cur.as_ref() } {
@@ -182,12 +187,31 @@ where
         self.get(key, guard).is_some()
     }
 
+    /// Every entry, bucket by bucket, as a reader sees the map under
+    /// `guard`: entries inserted or removed meanwhile may or may not show;
+    /// a replaced entry shows once, old or new.
+    ///
+    /// # Panics
+    /// If `guard` belongs to another domain.
+    pub fn iter<'a, G: ReadGuard>(&'a self, guard: &'a G) -> Iter<'a, K, V> {
+        assert_eq!(
+            guard.domain(),
+            self.domain_id,
+            "locklab rcu: a guard of another domain does not protect this map"
+        );
+        Iter {
+            heads: self.heads.iter(),
+            node: core::ptr::null(),
+        }
+    }
+
     /// Inserts or replaces. Returns whether `key` was present (its old
     /// value is dropped after a grace period).
     pub fn insert(&self, key: K, value: V) -> bool {
-        let b = self.bucket(&key);
-        let _w = b.lock.lock();
-        let mut link = &b.head;
+        let i = self.bucket(&key);
+        let head = &self.heads[i];
+        let _w = self.locks[i].lock();
+        let mut link = head;
         loop {
             let cur = link.load(Ordering::Relaxed);
             // SAFETY: chain nodes are live; updates hold the bucket lock.
@@ -208,9 +232,9 @@ where
         }
         let new = Box::into_raw(Box::new(Node {
             value: (key, value),
-            next: AtomicPtr::new(b.head.load(Ordering::Relaxed)),
+            next: AtomicPtr::new(head.load(Ordering::Relaxed)),
         }));
-        b.head.store(new, Ordering::Release);
+        head.store(new, Ordering::Release);
         self.len.fetch_add(1, Ordering::Relaxed);
         false
     }
@@ -222,9 +246,9 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let b = self.bucket(key);
-        let _w = b.lock.lock();
-        let mut link = &b.head;
+        let i = self.bucket(key);
+        let _w = self.locks[i].lock();
+        let mut link = &self.heads[i];
         loop {
             let cur = link.load(Ordering::Relaxed);
             // SAFETY: as in `insert`.
@@ -243,6 +267,27 @@ where
     }
 }
 
+/// Iterator over an [`RcuHashMap`] under a read-side guard.
+pub struct Iter<'a, K, V> {
+    heads: core::slice::Iter<'a, Head<K, V>>,
+    node: *const Node<(K, V)>,
+}
+
+impl<'a, K: 'a, V: 'a> Iterator for Iter<'a, K, V> {
+    type Item = (&'a K, &'a V);
+
+    fn next(&mut self) -> Option<(&'a K, &'a V)> {
+        while self.node.is_null() {
+            self.node = self.heads.next()?.load(Ordering::Acquire);
+        }
+        // SAFETY: reached under the guard `'a` borrows; freed only after a
+        // grace period that waits for it.
+        let node = unsafe { &*self.node };
+        self.node = node.next.load(Ordering::Acquire);
+        Some((&node.value.0, &node.value.1))
+    }
+}
+
 impl<K, V, F, S> Drop for RcuHashMap<K, V, F, S>
 where
     K: Send + Sync + 'static,
@@ -250,8 +295,8 @@ where
     F: Flavor,
 {
     fn drop(&mut self) {
-        for b in self.buckets.iter_mut() {
-            let mut cur = *b.head.get_mut();
+        for head in self.heads.iter_mut() {
+            let mut cur = *head.get_mut();
             while !cur.is_null() {
                 // SAFETY: readers borrow the map, so none is left; we own
                 // every node still linked.

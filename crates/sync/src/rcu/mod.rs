@@ -497,7 +497,7 @@ impl RcuReader {
     }
 
     /// Enters a read-side section (or nests in the current one).
-    #[inline]
+    #[inline(always)]
     pub fn read(&self) -> RcuGuard<'_> {
         self.core.read_lock(self.rec());
         RcuGuard { reader: self }
@@ -510,7 +510,7 @@ impl RcuReader {
 }
 
 impl Drop for RcuGuard<'_> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         self.reader.core.read_unlock(self.reader.rec());
     }
@@ -519,6 +519,7 @@ impl Drop for RcuGuard<'_> {
 // SAFETY: the guard keeps the record's ctr nonzero, so every grace period of
 // the domain with this id waits for it.
 unsafe impl ReadGuard for RcuGuard<'_> {
+    #[inline(always)]
     fn domain(&self) -> usize {
         Arc::as_ptr(&self.reader.core) as usize
     }
@@ -659,6 +660,7 @@ impl Drop for Offline<'_> {
 // quiescent state or go offline until the guard is gone; every grace
 // period of the domain with this id waits for the reader.
 unsafe impl ReadGuard for QsbrGuard<'_> {
+    #[inline(always)]
     fn domain(&self) -> usize {
         Arc::as_ptr(&self.reader.core) as usize
     }

@@ -32,6 +32,7 @@
 pub mod epoch;
 pub mod memory;
 pub mod peers;
+pub mod rcu;
 pub mod strategies;
 pub mod tables;
 #[cfg(locklab_liburcu)]
@@ -97,7 +98,14 @@ impl HashConfig {
 /// The bucket of `key` in a table of `buckets` buckets.
 #[inline(always)]
 pub fn bucket_of(key: u64, buckets: usize) -> usize {
-    (key % buckets as u64) as usize
+    // The reduction `locklab::rcu::RcuHashMap` applies to a hash, so every
+    // table pays the same for it: a mask for a power of two, else a
+    // division.
+    if buckets & (buckets - 1) == 0 {
+        key as usize & (buckets - 1)
+    } else {
+        (key % buckets as u64) as usize
+    }
 }
 
 /// The value an update stores for `key`: the key in the high half, so a

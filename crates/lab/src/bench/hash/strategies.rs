@@ -115,6 +115,21 @@ pub const CATALOGUE: &[Base] = &[
         kind: Kind::Fixed(run_rep::<SeqTable>),
     },
     Base {
+        name: "rcu",
+        read_only: false,
+        summary: "locklab RcuHashMap, general-purpose RCU (membarrier, or fenced readers where \
+                  missing): lock-free lookups, per-bucket locks for updates, old elements \
+                  freed after a grace period",
+        kind: Kind::Fixed(run_rep::<super::rcu::RcuTable<locklab::rcu::General>>),
+    },
+    Base {
+        name: "rcu-qsbr",
+        read_only: false,
+        summary: "locklab RcuHashMap, QSBR RCU: free read side, a quiescent state every 64 \
+                  operations",
+        kind: Kind::Fixed(run_rep::<super::rcu::RcuTable<locklab::rcu::QuiescentState>>),
+    },
+    Base {
         name: "crossbeam-epoch",
         read_only: false,
         summary: "readers pinned by crossbeam-epoch, no lock; per-bucket spin lock for \
@@ -271,6 +286,8 @@ mod tests {
             "global-rw(rw-fair)",
             "bucket-rw(rw-fair)",
             "seqlock",
+            "rcu",
+            "rcu-qsbr",
             "dashmap",
         ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
