@@ -90,7 +90,7 @@ pub struct HashArgs {
     /// Strategies: `all`, or comma-separated names; global-rw and bucket-rw
     /// take a reader-writer lock in parentheses, e.g. bucket-rw(rw-fair)
     /// (default rw-fair). Names: none, global-spin, bucket-spin,
-    /// global-rw(L), bucket-rw(L), refcnt, brlock, seqlock,
+    /// global-rw(L), bucket-rw(L), refcnt, brlock, seqlock, rcu, rcu-qsbr,
     /// crossbeam-epoch, dashmap, liburcu, liburcu-qsbr.
     #[arg(long, default_value = "all")]
     pub strategies: String,
