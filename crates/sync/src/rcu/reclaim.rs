@@ -1,6 +1,11 @@
 //! Deferred reclamation: `call` and `defer_drop` queue work that must wait
 //! for a grace period; one background thread per domain runs it in batches.
 //!
+//! Queuing is a push under a mutex; the reclaimer is woken only when
+//! [`WAKE_BATCH`] callbacks wait or someone waits for them (`barrier`,
+//! backpressure, a poller), and otherwise looks every [`LINGER`], so a
+//! trickle of updates does not pay a futex wake-up each.
+//!
 //! The reclaimer takes the whole queue, waits for one grace period (which
 //! it shares with any concurrent `synchronize`), runs the batch and goes
 //! back for the next; what is queued while a grace period runs waits for
@@ -21,6 +26,11 @@ use super::gp::Core;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Callbacks that make the reclaimer run a batch at once.
+const WAKE_BATCH: usize = 256;
+/// Longest a smaller batch waits before the reclaimer runs it.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Whether a thread may wait for reclamation.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -83,6 +93,9 @@ struct Queue {
     shutdown: bool,
     started: bool,
     idle: bool,
+    /// Someone waits for reclamation (`barrier`, backpressure): run a
+    /// batch now, however small.
+    urgent: bool,
 }
 
 /// The callback side of one domain.
@@ -158,7 +171,9 @@ impl Callbacks {
         let pending = self.pending.fetch_add(1, Ordering::Relaxed) + 1;
         let b = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
         self.peak_bytes.fetch_max(b, Ordering::Relaxed);
-        self.kick(&mut q, core, this);
+        if !q.started || q.items.len() >= WAKE_BATCH {
+            self.kick(&mut q, core, this);
+        }
         if pending > self.max_pending && wait == Waiting::Free && !IN_RECLAIMER.with(|r| r.get()) {
             self.wait_below_limit(q);
         }
@@ -173,6 +188,7 @@ impl Callbacks {
     /// Waits until the backlog is back under the limit. The caller holds
     /// no references of the domain.
     fn wait_below_limit(&self, mut q: MutexGuard<'_, Queue>) {
+        self.hurry(&mut q);
         while self.over_limit() && !q.shutdown {
             q = self.progress.wait(q).unwrap_or_else(|e| e.into_inner());
         }
@@ -190,7 +206,17 @@ impl Callbacks {
     pub(crate) fn request_gp(&self, core: &Arc<Core>, this: &Arc<Self>) {
         let mut q = self.lock();
         q.gp_requested = true;
+        q.urgent = true;
         self.kick(&mut q, core, this);
+    }
+
+    /// Wakes an idle reclaimer to run a batch now.
+    fn hurry(&self, q: &mut Queue) {
+        q.urgent = true;
+        if q.idle {
+            q.idle = false;
+            self.wake.notify_one();
+        }
     }
 
     /// Wakes the reclaimer, starting it on first use.
@@ -212,15 +238,36 @@ impl Callbacks {
         }
     }
 
+    /// Whether the reclaimer has a batch to run now: enough callbacks, or
+    /// someone waiting, or shutting down.
+    fn ready(q: &Queue) -> bool {
+        q.items.len() >= WAKE_BATCH || q.urgent || q.gp_requested || q.shutdown
+    }
+
     fn reclaimer(&self, core: &Core) {
         IN_RECLAIMER.with(|r| r.set(true));
         let mut q = self.lock();
         loop {
-            while q.items.is_empty() && !q.gp_requested && !q.shutdown {
+            // Sleep until a batch is due: at once when one is ready, after
+            // at most `LINGER` when a few callbacks wait (so a trickle of
+            // updates costs no wake-up each), indefinitely when none do.
+            while !Self::ready(&q) {
                 q.idle = true;
-                q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+                if q.items.is_empty() {
+                    q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+                } else {
+                    let (g, t) = self
+                        .wake
+                        .wait_timeout(q, LINGER)
+                        .unwrap_or_else(|e| e.into_inner());
+                    q = g;
+                    if t.timed_out() {
+                        break;
+                    }
+                }
             }
             q.idle = false;
+            q.urgent = false;
             if q.items.is_empty() && !q.gp_requested {
                 break; // shut down and drained
             }
@@ -266,6 +313,7 @@ impl Callbacks {
         let mut q = self.lock();
         let target = q.enqueued;
         if q.completed < target {
+            q.urgent = true;
             self.kick(&mut q, core, this);
         }
         while q.completed < target {
