@@ -23,7 +23,8 @@
 //!
 //! Under the grace-period lock: advance `gp_ctr` to `g` (an `AcqRel`
 //! read-modify-write), put a barrier into every reader, then wait until each
-//! record reads 0 or at least `g`. A counter of 64 bits never wraps, so one
+//! record is inactive (low bits 0) or copied `g` or later. The grace-period
+//! number has 48 bits and never wraps in practice, so one
 //! pass suffices where liburcu, with a one-bit phase, needs two.
 //!
 //! Why a reader that can still hold a removed element is always waited for:
@@ -43,13 +44,15 @@
 //!   The reader itself pays only a compiler barrier.
 //! - Without `membarrier` (the *fenced* fallback, and the form loom checks)
 //!   the reader publishes `ctr` with a `swap` and the scan reads it with a
-//!   read-modify-write (`fetch_add(0)`): if the scan reads 0, the reader's
+//!   read-modify-write (`fetch_add(0)`): if the scan reads it inactive, the reader's
 //!   later swap reads the scan's write (or a later one in its release
 //!   sequence), so the scan synchronizes with the reader and everything
 //!   before the scan, the unlink included, happens before the reader's
 //!   loads. On x86 the reader's swap is one `xchg`, as dear as a full fence.
 //!
-//! A reader leaves with a `Release` store of 0 (or of its new copy, QSBR):
+//! A reader leaves (counts its outermost section down to inactive, goes
+//! offline, or copies a newer counter at a QSBR quiescent state) with a
+//! `Release` store:
 //! its loads of protected data are ordered before it, and the scan reads it
 //! with `Acquire`, so what runs after the grace period (freeing) happens
 //! after the reader's last access.
@@ -354,7 +357,7 @@ impl Core {
         let mut reported = false;
         for &rec in scratch.iter() {
             // SAFETY: records live as long as the core; a record freed for
-            // reuse meanwhile reads 0 or a fresh copy, both fine.
+            // reuse meanwhile reads inactive or a fresh copy, both fine.
             let rec = unsafe { &*rec };
             let mut waits = 0u32;
             while !self.passed(rec, g) {
