@@ -66,85 +66,53 @@ fn build<F: Flavor>(buckets: usize, keys: u64) -> RcuTable<F> {
     RcuTable { domain, map }
 }
 
-fn backlog<F: Flavor>(t: &RcuTable<F>) -> u64 {
-    t.domain.backlog_bytes() as u64
-}
+/// The `HashTable` impl of one flavour: its reader type, and what it does
+/// at a quiescent state (nothing for the general flavour).
+macro_rules! rcu_table {
+    ($flavor:ty, $reader:ty, |$r:ident| $quiescent:expr) => {
+        impl HashTable for RcuTable<$flavor> {
+            type Reader<'t> = $reader;
 
-impl HashTable for RcuTable<General> {
-    type Reader<'t> = RcuReader;
+            fn build(buckets: usize, keys: u64) -> Self {
+                build(buckets, keys)
+            }
 
-    fn build(buckets: usize, keys: u64) -> Self {
-        build(buckets, keys)
-    }
+            fn reader(&self) -> $reader {
+                self.domain.register()
+            }
 
-    fn reader(&self) -> RcuReader {
-        self.domain.register()
-    }
+            #[inline(always)]
+            fn lookup(&self, r: &mut $reader, key: u64) -> Option<u64> {
+                let g = r.read();
+                self.map.get(&key, &g).copied()
+            }
 
-    #[inline(always)]
-    fn lookup(&self, r: &mut RcuReader, key: u64) -> Option<u64> {
-        let g = r.read();
-        self.map.get(&key, &g).copied()
-    }
+            #[inline]
+            fn update(&self, _: &mut $reader, key: u64, value: u64) {
+                self.map.insert(key, value);
+            }
 
-    #[inline]
-    fn update(&self, _: &mut RcuReader, key: u64, value: u64) {
-        self.map.insert(key, value);
-    }
+            #[inline(always)]
+            fn quiescent(&self, $r: &mut $reader) {
+                $quiescent
+            }
 
-    fn backlog_bytes(&self) -> u64 {
-        backlog(self)
-    }
+            fn backlog_bytes(&self) -> u64 {
+                self.domain.backlog_bytes() as u64
+            }
 
-    fn visit(&mut self, f: &mut dyn FnMut(Option<usize>, u64, u64)) {
-        let r = self.domain.register();
-        let g = r.read();
-        // The map does not expose its buckets; `ModHash`'s placement is
-        // checked by a unit test.
-        for (&k, &v) in self.map.iter(&g) {
-            f(None, k, v);
+            fn visit(&mut self, f: &mut dyn FnMut(Option<usize>, u64, u64)) {
+                let r = self.domain.register();
+                let g = r.read();
+                // The map does not expose its buckets: it places keys with
+                // the reduction of `bucket_of`, over the identity hash.
+                for (&k, &v) in self.map.iter(&g) {
+                    f(None, k, v);
+                }
+            }
         }
-    }
+    };
 }
 
-impl HashTable for RcuTable<QuiescentState> {
-    type Reader<'t> = QsbrReader;
-
-    fn build(buckets: usize, keys: u64) -> Self {
-        build(buckets, keys)
-    }
-
-    fn reader(&self) -> QsbrReader {
-        self.domain.register()
-    }
-
-    #[inline(always)]
-    fn lookup(&self, r: &mut QsbrReader, key: u64) -> Option<u64> {
-        let g = r.read();
-        self.map.get(&key, &g).copied()
-    }
-
-    #[inline]
-    fn update(&self, _: &mut QsbrReader, key: u64, value: u64) {
-        self.map.insert(key, value);
-    }
-
-    #[inline(always)]
-    fn quiescent(&self, r: &mut QsbrReader) {
-        r.quiescent_state();
-    }
-
-    fn backlog_bytes(&self) -> u64 {
-        backlog(self)
-    }
-
-    fn visit(&mut self, f: &mut dyn FnMut(Option<usize>, u64, u64)) {
-        let r = self.domain.register();
-        let g = r.read();
-        // The map does not expose its buckets; `ModHash`'s placement is
-        // checked by a unit test.
-        for (&k, &v) in self.map.iter(&g) {
-            f(None, k, v);
-        }
-    }
-}
+rcu_table!(General, RcuReader, |_r| ());
+rcu_table!(QuiescentState, QsbrReader, |r| r.quiescent_state());
