@@ -60,6 +60,35 @@ struct Series {
     points: Vec<(i32, f64, f64, f64)>,
 }
 
+/// One chart's lines: per lock or strategy, the median, minimum and maximum of
+/// `metric` over the points `pick` keeps, at x = `x(point)`.
+fn series(
+    points: &[&Point],
+    pick: impl Fn(&Point) -> bool,
+    x: impl Fn(&Point) -> i32,
+    metric: fn(&crate::results::Rep) -> f64,
+) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for p in points.iter().filter(|p| pick(p) && !p.reps.is_empty()) {
+        let (med, min, max) = p.stat(metric);
+        if !med.is_finite() {
+            continue;
+        }
+        let at = (x(p), med, min, max);
+        match out.iter_mut().find(|s| s.lock == p.lock) {
+            Some(s) => s.points.push(at),
+            None => out.push(Series {
+                lock: p.lock.clone(),
+                points: vec![at],
+            }),
+        }
+    }
+    for s in &mut out {
+        s.points.sort_by_key(|p| p.0);
+    }
+    out
+}
+
 /// Writes an SVG of median throughput against threads for the run's first
 /// `spin` parameter set, one line per lock with min–max whiskers;
 /// `log_y` makes the throughput axis logarithmic.
@@ -94,32 +123,12 @@ pub fn plot_throughput(
         .filter(|p| p.bench == bench && p.params == *params)
         .collect();
 
-    let mut series: Vec<Series> = Vec::new();
-    for p in &chosen {
-        if p.reps.is_empty() {
-            continue;
-        }
-        let (med, min, max) = p.stat(|r| r.throughput_ops_s);
-        if !med.is_finite() {
-            continue;
-        }
-        let at = (
-            i32::try_from(p.threads).unwrap_or(i32::MAX - 1),
-            med,
-            min,
-            max,
-        );
-        match series.iter_mut().find(|s| s.lock == p.lock) {
-            Some(s) => s.points.push(at),
-            None => series.push(Series {
-                lock: p.lock.clone(),
-                points: vec![at],
-            }),
-        }
-    }
-    for s in &mut series {
-        s.points.sort_by_key(|p| p.0);
-    }
+    let series = series(
+        &chosen,
+        |_| true,
+        |p| i32::try_from(p.threads).unwrap_or(i32::MAX - 1),
+        |r| r.throughput_ops_s,
+    );
     let all = || series.iter().flat_map(|s| s.points.iter());
     // A log axis cannot show zero: keep what it can.
     let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);

@@ -108,6 +108,53 @@ impl Progress {
     }
 }
 
+/// One repetition from what its threads measured: operations per thread,
+/// CPU seconds, and latency samples in TSC ticks (merged here).
+fn rep_of<'h>(
+    wall_s: f64,
+    cpu_s: f64,
+    thread_ops: Vec<u64>,
+    hists: impl Iterator<Item = &'h hdrhistogram::Histogram<u64>>,
+    hash: Option<crate::results::HashMetrics>,
+) -> Rep {
+    use crate::clock::ticks_to_ns;
+    let mut hist = hdrhistogram::Histogram::<u64>::new(2).expect("valid");
+    for h in hists {
+        hist.add(h).expect("histograms with auto-resize always add");
+    }
+    let q = |p: f64| {
+        if hist.is_empty() {
+            0
+        } else {
+            ticks_to_ns(hist.value_at_quantile(p))
+        }
+    };
+    let total_ops: u64 = thread_ops.iter().sum();
+    Rep {
+        rep: 0,
+        wall_s,
+        cpu_s,
+        total_ops,
+        throughput_ops_s: total_ops as f64 / wall_s,
+        ns_per_op: if total_ops == 0 {
+            f64::INFINITY
+        } else {
+            wall_s * 1e9 / total_ops as f64
+        },
+        jain: crate::results::jain(&thread_ops),
+        thread_ops,
+        p50_ns: q(0.5),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        max_ns: if hist.is_empty() {
+            0
+        } else {
+            ticks_to_ns(hist.max())
+        },
+        hash,
+    }
+}
+
 fn stamp(mut reps: Vec<Rep>) -> Vec<Rep> {
     for (i, r) in reps.iter_mut().enumerate() {
         r.rep = i as u32;

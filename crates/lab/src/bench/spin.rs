@@ -5,9 +5,9 @@
 //! acquire-latency distribution and CPU time.
 
 use super::workload::{DelayDist, SharedLines, Work};
-use crate::clock::{thread_cpu_s, ticks, ticks_to_ns};
+use crate::clock::{thread_cpu_s, ticks};
 use crate::lablock::LabLock;
-use crate::results::{jain, Rep};
+use crate::results::Rep;
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -150,43 +150,13 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Rep {
         .into_iter()
         .map(|h| h.join().expect("benchmark thread panicked"))
         .collect();
-    let mut hist = Histogram::<u64>::new(2).expect("valid");
-    for r in &results {
-        hist.add(&r.hist)
-            .expect("histograms with auto-resize always add");
-    }
-    let thread_ops: Vec<u64> = results.iter().map(|r| r.ops).collect();
-    let total_ops: u64 = thread_ops.iter().sum();
-    let q = |p: f64| {
-        if hist.is_empty() {
-            0
-        } else {
-            ticks_to_ns(hist.value_at_quantile(p))
-        }
-    };
-    Rep {
-        rep: 0,
+    super::rep_of(
         wall_s,
-        cpu_s: results.iter().map(|r| r.cpu_s).sum(),
-        total_ops,
-        throughput_ops_s: total_ops as f64 / wall_s,
-        ns_per_op: if total_ops == 0 {
-            f64::INFINITY
-        } else {
-            wall_s * 1e9 / total_ops as f64
-        },
-        jain: jain(&thread_ops),
-        thread_ops,
-        p50_ns: q(0.5),
-        p99_ns: q(0.99),
-        p999_ns: q(0.999),
-        max_ns: if hist.is_empty() {
-            0
-        } else {
-            ticks_to_ns(hist.max())
-        },
-        hash: None,
-    }
+        results.iter().map(|r| r.cpu_s).sum(),
+        results.iter().map(|r| r.ops).collect(),
+        results.iter().map(|r| &r.hist),
+        None,
+    )
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::{
-    draw_chart, draw_legend, draw_titles, machine_line, param_text, Area, DrawResult, Series, FONT,
-    SIZE,
+    draw_chart, draw_legend, draw_titles, machine_line, param_text, series, Area, DrawResult,
+    Series, FONT, SIZE,
 };
 use crate::error::{LabError, Result};
 use crate::report;
@@ -23,35 +23,6 @@ fn lookups_s(r: &Rep) -> f64 {
         Some(h) if r.wall_s > 0.0 => h.lookups as f64 / r.wall_s,
         _ => f64::NAN,
     }
-}
-
-/// One chart's lines: per strategy, the median, minimum and maximum of
-/// `metric` over the points `pick` keeps, at x = `x(point)`.
-fn series(
-    points: &[&Point],
-    pick: impl Fn(&Point) -> bool,
-    x: impl Fn(&Point) -> i32,
-    metric: fn(&Rep) -> f64,
-) -> Vec<Series> {
-    let mut out: Vec<Series> = Vec::new();
-    for p in points.iter().filter(|p| pick(p) && !p.reps.is_empty()) {
-        let (med, min, max) = p.stat(metric);
-        if !med.is_finite() {
-            continue;
-        }
-        let at = (x(p), med, min, max);
-        match out.iter_mut().find(|s| s.lock == p.lock) {
-            Some(s) => s.points.push(at),
-            None => out.push(Series {
-                lock: p.lock.clone(),
-                points: vec![at],
-            }),
-        }
-    }
-    for s in &mut out {
-        s.points.sort_by_key(|p| p.0);
-    }
-    out
 }
 
 /// A chart ready to draw: scaled lines, the y range, the y description.

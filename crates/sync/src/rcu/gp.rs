@@ -97,6 +97,18 @@ pub(crate) const NEST_MASK: u64 = 0xffff;
 /// One grace period in `gp_ctr`.
 const GP_STEP: u64 = NEST_MASK + 1;
 
+/// Whether a thread may wait for its domain's grace periods (and so for
+/// reclamation).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) enum Waiting {
+    /// It may hold references of the domain (inside a read-side section,
+    /// or an online QSBR thread): waiting would deadlock.
+    Never,
+    /// It holds nothing (or is not registered).
+    Free,
+}
+
 /// One registered reader thread's state, on its own cache line.
 pub(crate) struct Record {
     /// Grace-period number (high bits) and activity (low bits).

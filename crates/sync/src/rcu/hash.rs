@@ -33,7 +33,7 @@
 //! rcu.synchronize();
 //! ```
 
-use super::list::Node;
+use super::list::{free_chain, Node};
 use super::{Domain, Flavor, General, ReadGuard};
 use crate::block::mutex::HybridMutex;
 use std::borrow::Borrow;
@@ -296,13 +296,9 @@ where
 {
     fn drop(&mut self) {
         for head in self.heads.iter_mut() {
-            let mut cur = *head.get_mut();
-            while !cur.is_null() {
-                // SAFETY: readers borrow the map, so none is left; we own
-                // every node still linked.
-                let node = unsafe { Box::from_raw(cur) };
-                cur = node.next.load(Ordering::Relaxed);
-            }
+            // SAFETY: readers borrow the map, so none is left; we own
+            // every node still linked.
+            unsafe { free_chain(*head.get_mut()) }
         }
     }
 }

@@ -163,15 +163,24 @@ impl<'a, T> Iterator for Iter<'a, T> {
     }
 }
 
+/// Frees a chain of nodes, iteratively (a recursive drop of a long chain
+/// would overflow the stack).
+///
+/// # Safety
+/// The caller owns every node of the chain and no reader can reach them.
+pub(crate) unsafe fn free_chain<T>(mut cur: *mut Node<T>) {
+    while !cur.is_null() {
+        // SAFETY: the caller owns the chain.
+        let node = unsafe { Box::from_raw(cur) };
+        cur = node.next.load(Ordering::Relaxed);
+    }
+}
+
 impl<T: Send + Sync + 'static, F: Flavor> Drop for RcuList<T, F> {
     fn drop(&mut self) {
-        // No reader can hold a reference: they borrow the list.
-        let mut cur = *self.head.get_mut();
-        while !cur.is_null() {
-            // SAFETY: we own every node still linked.
-            let node = unsafe { Box::from_raw(cur) };
-            cur = node.next.load(Ordering::Relaxed);
-        }
+        // SAFETY: readers borrow the list, so none is left; we own every
+        // node still linked.
+        unsafe { free_chain(*self.head.get_mut()) }
     }
 }
 

@@ -74,7 +74,7 @@ pub use hash::RcuHashMap;
 #[cfg(not(loom))]
 pub use list::RcuList;
 
-use self::gp::{Core, Record, StallConfig};
+use self::gp::{Core, Record, StallConfig, Waiting};
 use std::marker::PhantomData;
 use std::sync::Arc;
 #[cfg(not(loom))]
@@ -349,15 +349,14 @@ impl<F: Flavor> Domain<F> {
     /// read-side section, nor on the reclaimer itself).
     pub fn call(&self, f: impl FnOnce() + Send + 'static) {
         let s = &self.shared;
-        s.cbs
-            .call(s.core(), &s.cbs, Box::new(f), self.reclaim_wait());
+        s.cbs.call(s.core(), &s.cbs, Box::new(f), self.waiting());
     }
 
     /// Drops `b` after a grace period, without allocating; its size counts
     /// in [`Stats::backlog_bytes`] until then.
     pub fn defer_drop<T: Send + 'static>(&self, b: Box<T>) {
         let s = &self.shared;
-        s.cbs.defer_drop(s.core(), &s.cbs, b, self.reclaim_wait());
+        s.cbs.defer_drop(s.core(), &s.cbs, b, self.waiting());
     }
 
     /// Waits until every callback queued before the call has run.
@@ -366,7 +365,7 @@ impl<F: Flavor> Domain<F> {
     /// From a callback, or inside a read-side section of this domain.
     pub fn barrier(&self) {
         let s = &self.shared;
-        s.cbs.barrier(s.core(), &s.cbs, self.reclaim_wait());
+        s.cbs.barrier(s.core(), &s.cbs, self.waiting());
     }
 
     /// Counters.
@@ -390,13 +389,6 @@ impl<F: Flavor> Domain<F> {
     pub fn reset_peak_backlog(&self) {
         self.shared.cbs.reset_peak();
     }
-
-    fn reclaim_wait(&self) -> reclaim::Waiting {
-        match self.waiting() {
-            Waiting::Never => reclaim::Waiting::Never,
-            Waiting::Free => reclaim::Waiting::Free,
-        }
-    }
 }
 
 #[cfg(not(loom))]
@@ -404,13 +396,6 @@ impl Shared {
     fn core(&self) -> &Arc<Core> {
         &self.core
     }
-}
-
-#[derive(PartialEq, Eq)]
-#[cfg_attr(loom, allow(dead_code))]
-enum Waiting {
-    Never,
-    Free,
 }
 
 /// The records of the domains this thread is registered with, so that
@@ -547,8 +532,6 @@ impl Drop for RcuReader {
 pub struct QsbrReader {
     core: Arc<Core>,
     rec: *const Record,
-    #[cfg(not(loom))]
-    domain: Qsbr,
     /// The domain's callbacks, one load away for the backlog check.
     #[cfg(not(loom))]
     cbs: Arc<reclaim::Callbacks>,
@@ -582,8 +565,6 @@ impl Domain<QuiescentState> {
         QsbrReader {
             core,
             rec,
-            #[cfg(not(loom))]
-            domain: self.clone(),
             #[cfg(not(loom))]
             cbs: self.shared.cbs.clone(),
         }
@@ -643,9 +624,9 @@ impl QsbrReader {
     /// Waits, offline, until every callback queued before the call has run.
     #[cfg(not(loom))]
     pub fn barrier(&mut self) {
-        let domain = self.domain.clone();
+        let (core, cbs) = (self.core.clone(), self.cbs.clone());
         let _off = self.offline();
-        domain.barrier();
+        cbs.barrier(&core, &cbs, Waiting::Free);
     }
 }
 

@@ -22,7 +22,7 @@
 //! period would wait for it) or on the reclaimer thread itself (a callback
 //! that queues another).
 
-use super::gp::Core;
+use super::gp::{Core, Waiting};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -31,16 +31,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 const WAKE_BATCH: usize = 256;
 /// Longest a smaller batch waits before the reclaimer runs it.
 const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// Whether a thread may wait for reclamation.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Waiting {
-    /// It may hold references of this domain (inside a read-side section,
-    /// or an online QSBR thread): waiting would deadlock.
-    Never,
-    /// It holds nothing (or is not registered).
-    Free,
-}
 
 /// Work to run after a grace period.
 enum Deferred {
@@ -168,9 +158,15 @@ impl Callbacks {
         let mut q = self.lock();
         q.items.push(d);
         q.enqueued += 1;
-        let pending = self.pending.fetch_add(1, Ordering::Relaxed) + 1;
-        let b = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        self.peak_bytes.fetch_max(b, Ordering::Relaxed);
+        // The counters change only under the queue lock (here and in the
+        // reclaimer), so plain stores do: no locked instruction per update.
+        let pending = self.pending.load(Ordering::Relaxed) + 1;
+        self.pending.store(pending, Ordering::Relaxed);
+        let b = self.bytes.load(Ordering::Relaxed) + bytes;
+        self.bytes.store(b, Ordering::Relaxed);
+        if b > self.peak_bytes.load(Ordering::Relaxed) {
+            self.peak_bytes.store(b, Ordering::Relaxed);
+        }
         if !q.started || q.items.len() >= WAKE_BATCH {
             self.kick(&mut q, core, this);
         }
@@ -343,6 +339,7 @@ impl Callbacks {
     }
 
     pub(crate) fn reset_peak(&self) {
+        let _q = self.lock();
         self.peak_bytes.store(self.bytes(), Ordering::Relaxed);
     }
 

@@ -1,8 +1,10 @@
 //! Unit tests of the RCU domains' semantics. Each test that is about
 //! waiting makes the thing waited for record that it happened, so a grace
-//! period that does not wait fails the test instead of slowing it.
+//! period that does not wait fails the test instead of slowing it; a
+//! watchdog turns a hang into a failure.
 
 use super::*;
+use crate::util::testing::{Watchdog, HANG};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -15,6 +17,7 @@ fn domains<F: Flavor>() -> Vec<Domain<F>> {
 
 #[test]
 fn synchronize_waits_for_a_reader_inside_its_section() {
+    let _w = Watchdog::new("synchronize_waits_for_a_reader_inside_its_section", HANG);
     for rcu in domains::<General>() {
         let left = Arc::new(AtomicBool::new(false));
         let entered = Arc::new(Barrier::new(2));
@@ -43,6 +46,10 @@ fn synchronize_waits_for_a_reader_inside_its_section() {
 
 #[test]
 fn an_idle_registered_reader_does_not_delay_grace_periods() {
+    let _w = Watchdog::new(
+        "an_idle_registered_reader_does_not_delay_grace_periods",
+        HANG,
+    );
     for rcu in domains::<General>() {
         let r = rcu.register();
         drop(r.read());
@@ -56,6 +63,7 @@ fn an_idle_registered_reader_does_not_delay_grace_periods() {
 
 #[test]
 fn qsbr_waits_for_an_online_thread_until_it_reports() {
+    let _w = Watchdog::new("qsbr_waits_for_an_online_thread_until_it_reports", HANG);
     for q in domains::<QuiescentState>() {
         let reported = Arc::new(AtomicBool::new(false));
         let online = Arc::new(Barrier::new(2));
@@ -84,6 +92,10 @@ fn qsbr_waits_for_an_online_thread_until_it_reports() {
 
 #[test]
 fn qsbr_offline_threads_and_synchronizing_readers_do_not_deadlock() {
+    let _w = Watchdog::new(
+        "qsbr_offline_threads_and_synchronizing_readers_do_not_deadlock",
+        HANG,
+    );
     for q in domains::<QuiescentState>() {
         let mut r = q.register();
         // The reader's own synchronize and barrier go offline meanwhile.
@@ -130,6 +142,10 @@ fn barrier_inside_a_read_section_panics() {
 
 #[test]
 fn qsbr_readers_that_update_are_throttled_at_their_quiescent_states() {
+    let _w = Watchdog::new(
+        "qsbr_readers_that_update_are_throttled_at_their_quiescent_states",
+        HANG,
+    );
     let q = Qsbr::builder().max_pending(64).build();
     let mut r = q.register();
     let mut peak = 0;
@@ -154,6 +170,10 @@ fn registering_twice_on_one_thread_panics() {
 
 #[test]
 fn a_cookie_taken_inside_a_section_stays_pending_until_it_ends() {
+    let _w = Watchdog::new(
+        "a_cookie_taken_inside_a_section_stays_pending_until_it_ends",
+        HANG,
+    );
     for rcu in domains::<General>() {
         let r = rcu.register();
         let g = r.read();
@@ -177,6 +197,10 @@ fn a_cookie_taken_inside_a_section_stays_pending_until_it_ends() {
 
 #[test]
 fn callbacks_run_after_the_grace_period_and_barrier_waits_for_them() {
+    let _w = Watchdog::new(
+        "callbacks_run_after_the_grace_period_and_barrier_waits_for_them",
+        HANG,
+    );
     for rcu in domains::<General>() {
         let ran = Arc::new(AtomicUsize::new(0));
         let left = Arc::new(AtomicBool::new(false));
@@ -214,6 +238,7 @@ fn callbacks_run_after_the_grace_period_and_barrier_waits_for_them() {
 
 #[test]
 fn backpressure_bounds_the_queue() {
+    let _w = Watchdog::new("backpressure_bounds_the_queue", HANG);
     let rcu = Rcu::builder().max_pending(64).build();
     let mut peak = 0;
     for i in 0..5000u64 {
@@ -227,6 +252,7 @@ fn backpressure_bounds_the_queue() {
 
 #[test]
 fn callbacks_that_requeue_themselves_keep_completing() {
+    let _w = Watchdog::new("callbacks_that_requeue_themselves_keep_completing", HANG);
     const RUNS: usize = 200;
     fn repost(rcu: Rcu, runs: Arc<AtomicUsize>) {
         if runs.fetch_add(1, SeqCst) + 1 < RUNS {
@@ -251,6 +277,7 @@ fn callbacks_that_requeue_themselves_keep_completing() {
 
 #[test]
 fn a_panicking_callback_does_not_stop_reclamation() {
+    let _w = Watchdog::new("a_panicking_callback_does_not_stop_reclamation", HANG);
     let rcu = Rcu::new();
     rcu.call(|| panic!("deliberate"));
     let ran = Arc::new(AtomicBool::new(false));
@@ -279,6 +306,7 @@ fn dropping_the_domain_still_runs_queued_callbacks() {
 
 #[test]
 fn a_stalled_reader_is_reported_once_per_grace_period() {
+    let _w = Watchdog::new("a_stalled_reader_is_reported_once_per_grace_period", HANG);
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = reports.clone();
     let rcu = Rcu::builder()
@@ -309,6 +337,7 @@ fn a_stalled_reader_is_reported_once_per_grace_period() {
 
 #[test]
 fn concurrent_synchronize_calls_share_grace_periods() {
+    let _w = Watchdog::new("concurrent_synchronize_calls_share_grace_periods", HANG);
     let rcu = Rcu::new();
     let r = rcu.register();
     let g = r.read();

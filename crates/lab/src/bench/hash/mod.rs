@@ -38,8 +38,8 @@ pub mod tables;
 #[cfg(locklab_liburcu)]
 pub mod urcu;
 
-use crate::clock::{thread_cpu_s, ticks, ticks_to_ns};
-use crate::results::{jain, HashMetrics, Rep};
+use crate::clock::{thread_cpu_s, ticks};
+use crate::results::{HashMetrics, Rep};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
@@ -340,50 +340,20 @@ pub fn run_rep<T: HashTable>(
     verify(&mut table, cfg.buckets, cfg.keys)?;
     drop(table);
 
-    let mut hist = Histogram::<u64>::new(2).expect("valid");
-    for r in &results {
-        hist.add(&r.hist)
-            .expect("histograms with auto-resize always add");
-    }
-    let q = |p: f64| {
-        if hist.is_empty() {
-            0
-        } else {
-            ticks_to_ns(hist.value_at_quantile(p))
-        }
-    };
     let lookups: u64 = results.iter().map(|r| r.lookups).sum();
     let updates: u64 = results.iter().map(|r| r.updates).sum();
-    let thread_ops: Vec<u64> = results.iter().map(|r| r.lookups + r.updates).collect();
-    let total_ops = lookups + updates;
-    Ok(Rep {
-        rep: 0,
+    Ok(super::rep_of(
         wall_s,
-        cpu_s: results.iter().map(|r| r.cpu_s).sum(),
-        total_ops,
-        throughput_ops_s: total_ops as f64 / wall_s,
-        ns_per_op: if total_ops == 0 {
-            f64::INFINITY
-        } else {
-            wall_s * 1e9 / total_ops as f64
-        },
-        jain: jain(&thread_ops),
-        thread_ops,
-        p50_ns: q(0.5),
-        p99_ns: q(0.99),
-        p999_ns: q(0.999),
-        max_ns: if hist.is_empty() {
-            0
-        } else {
-            ticks_to_ns(hist.max())
-        },
-        hash: Some(HashMetrics {
+        results.iter().map(|r| r.cpu_s).sum(),
+        results.iter().map(|r| r.lookups + r.updates).collect(),
+        results.iter().map(|r| &r.hist),
+        Some(HashMetrics {
             lookups,
             updates,
             backlog_peak_bytes,
             mem_peak_bytes,
         }),
-    })
+    ))
 }
 
 #[cfg(test)]
