@@ -265,7 +265,12 @@ impl Callbacks {
             q.idle = false;
             q.urgent = false;
             if q.items.is_empty() && !q.gp_requested {
-                break; // shut down and drained
+                if q.shutdown {
+                    break; // shut down and drained
+                }
+                // Asked to hurry while the batch that was asked for was
+                // already running: nothing left to do, sleep again.
+                continue;
             }
             let batch = core::mem::take(&mut q.items);
             q.gp_requested = false;
@@ -341,6 +346,12 @@ impl Callbacks {
     pub(crate) fn reset_peak(&self) {
         let _q = self.lock();
         self.peak_bytes.store(self.bytes(), Ordering::Relaxed);
+    }
+
+    /// Whether someone has asked for a batch now (tests stage races on it).
+    #[cfg(test)]
+    pub(crate) fn urgent(&self) -> bool {
+        self.lock().urgent
     }
 
     pub(crate) fn completed(&self) -> u64 {

@@ -276,6 +276,44 @@ fn callbacks_that_requeue_themselves_keep_completing() {
 }
 
 #[test]
+fn a_barrier_during_a_running_batch_leaves_the_reclaimer_running() {
+    // A barrier (or backpressure) that asks for a batch while the
+    // reclaimer is already running one finds the queue empty when the
+    // batch ends: the reclaimer must go back to sleep, not exit, or every
+    // later callback waits forever.
+    let _w = Watchdog::new(
+        "a_barrier_during_a_running_batch_leaves_the_reclaimer_running",
+        HANG,
+    );
+    for rcu in domains::<General>() {
+        let running = Arc::new(Barrier::new(2));
+        let release = Arc::new(Barrier::new(2));
+        {
+            let (running, release) = (running.clone(), release.clone());
+            rcu.call(move || {
+                running.wait();
+                release.wait();
+            });
+        }
+        running.wait(); // the batch is taken and runs; the queue is empty
+        let b = {
+            let rcu = rcu.clone();
+            thread::spawn(move || rcu.barrier())
+        };
+        while !rcu.shared.cbs.urgent() {
+            thread::yield_now();
+        }
+        release.wait();
+        b.join().unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let r2 = ran.clone();
+        rcu.call(move || r2.store(true, SeqCst));
+        rcu.barrier();
+        assert!(ran.load(SeqCst));
+    }
+}
+
+#[test]
 fn a_panicking_callback_does_not_stop_reclamation() {
     let _w = Watchdog::new("a_panicking_callback_does_not_stop_reclamation", HANG);
     let rcu = Rcu::new();
