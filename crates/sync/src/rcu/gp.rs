@@ -7,17 +7,20 @@
 //! Each registered thread owns one cache-padded [`Record`]. Its `ctr` holds
 //! in its high 48 bits the grace-period number the thread last copied from
 //! the global `gp_ctr` (at the start of its outermost read-side section, or
-//! at its last quiescent state for QSBR) and in its low 16 bits how active
-//! it is: the read-side nesting depth (general flavour) or 1 while online
-//! (QSBR). Low bits 0 mean the thread cannot hold references. `gp_ctr`
-//! keeps its low bits at 1, so one store of it opens an outermost section.
+//! at its last quiescent state for QSBR) and in its low 16 bits whether it
+//! is active: 1 inside a read-side section (general flavour) or while
+//! online (QSBR), 0 when the thread cannot hold references. `gp_ctr` keeps
+//! its low bits at 1, so one store of it opens an outermost section.
 //!
-//! The encoding is liburcu's, and so is the reason for it: a nested count
-//! kept apart would be loaded right after it was stored on every section,
-//! and on some machines each such store-to-load forward costs nanoseconds,
-//! chained from one section to the next. Here the outermost entry stores a
-//! value that does not depend on the load before it, which breaks the
-//! chain.
+//! Nested sections of the general flavour do not touch `ctr`: the record's
+//! owner-only `nested` counts the guards beyond the first. So the
+//! outermost section loads its own `ctr` (to see that it is outermost),
+//! loads `gp_ctr` and stores it; its end loads `nested` (unchanged) and
+//! stores 0. No stored value is loaded back to compute the next store, so
+//! back-to-back sections form no store-to-load chain, which costs
+//! nanoseconds per section on machines with slow store forwarding (a
+//! nesting count kept in `ctr` and counted up and down, as liburcu does,
+//! would load each store back).
 //!
 //! # A grace period
 //!
@@ -60,7 +63,7 @@
 //! # Under loom
 //!
 //! The reader's plain stores to `ctr` (leaving a section or going offline,
-//! counting nesting, a QSBR quiescent state) are `swap`s with the same
+//! a QSBR quiescent state) are `swap`s with the same
 //! ordering under `--cfg loom`. Loom lets
 //! a read-modify-write read any store that is last in the modification
 //! order as far as its vector clocks tell, and a reader's plain store is
@@ -92,7 +95,7 @@ use crossbeam_utils::CachePadded;
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
 
-/// Low bits of a record's `ctr`: nesting depth, or 1 while QSBR-online.
+/// Low bits of a record's `ctr`: 1 inside a section or while QSBR-online.
 pub(crate) const NEST_MASK: u64 = 0xffff;
 /// One grace period in `gp_ctr`.
 const GP_STEP: u64 = NEST_MASK + 1;
@@ -113,6 +116,12 @@ pub(crate) enum Waiting {
 pub(crate) struct Record {
     /// Grace-period number (high bits) and activity (low bits).
     pub(crate) ctr: AtomicU64,
+    /// General flavour: the owner's live guards beyond the one `ctr`
+    /// counts. Only the owner touches it (plain loads and stores); it is
+    /// here rather than in the reader handle so that the handle holds no
+    /// interior mutability and a loop of read sections can keep the
+    /// handle's fields in registers.
+    pub(crate) nested: core::sync::atomic::AtomicU32,
     /// The owner's thread name, for stall reports.
     name: std::sync::Mutex<String>,
 }
@@ -213,6 +222,7 @@ impl Core {
                 recs.push((
                     Box::new(CachePadded::new(Record {
                         ctr: AtomicU64::new(0),
+                        nested: core::sync::atomic::AtomicU32::new(0),
                         name: std::sync::Mutex::new(String::new()),
                     })),
                     true,
@@ -237,8 +247,15 @@ impl Core {
     /// read-side section, or a QSBR thread coming online.
     #[inline(always)]
     pub(crate) fn enter(&self, rec: &Record) {
+        self.enter_as(rec, self.hot.fenced)
+    }
+
+    /// [`Core::enter`] for a caller that keeps its own copy of the domain's
+    /// (fixed) `fenced` choice.
+    #[inline(always)]
+    pub(crate) fn enter_as(&self, rec: &Record, fenced: bool) {
         let g = self.hot.gp_ctr.load(Ordering::Acquire);
-        if self.hot.fenced {
+        if fenced {
             rec.ctr.swap(g, Ordering::AcqRel);
         } else {
             rec.ctr.store(g, Ordering::Relaxed);
@@ -257,38 +274,6 @@ impl Core {
         // A swap under loom: see "Under loom" in the module docs.
         #[cfg(loom)]
         rec.ctr.swap(0, Ordering::Release);
-    }
-
-    /// General flavour: enters a read-side section, the outermost one by
-    /// copying `gp_ctr`, a nested one by counting.
-    #[inline(always)]
-    pub(crate) fn read_lock(&self, rec: &Record) {
-        let c = rec.ctr.load(Ordering::Relaxed);
-        if c & NEST_MASK == 0 {
-            self.enter(rec);
-        } else {
-            assert!(
-                c & NEST_MASK != NEST_MASK,
-                "locklab rcu: read sections nested too deeply"
-            );
-            #[cfg(not(loom))]
-            rec.ctr.store(c + 1, Ordering::Relaxed);
-            // A swap under loom: see "Under loom" in the module docs.
-            #[cfg(loom)]
-            rec.ctr.swap(c + 1, Ordering::Relaxed);
-        }
-    }
-
-    /// General flavour: leaves a read-side section. `Release`: the
-    /// section's loads are ordered before the store that may end it.
-    #[inline(always)]
-    pub(crate) fn read_unlock(&self, rec: &Record) {
-        let c = rec.ctr.load(Ordering::Relaxed);
-        #[cfg(not(loom))]
-        rec.ctr.store(c - 1, Ordering::Release);
-        // A swap under loom: see "Under loom" in the module docs.
-        #[cfg(loom)]
-        rec.ctr.swap(c - 1, Ordering::Release);
     }
 
     /// Whether the record's owner may hold references (its own view).

@@ -36,6 +36,7 @@
 use super::list::{free_chain, Node};
 use super::{Domain, Flavor, General, ReadGuard};
 use crate::block::mutex::HybridMutex;
+use crossbeam_utils::CachePadded;
 use std::borrow::Borrow;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash};
@@ -56,7 +57,9 @@ where
     /// One lock per chain, for updaters.
     locks: Box<[HybridMutex<()>]>,
     hasher: S,
-    len: AtomicUsize,
+    /// Apart from the fields lookups read: updaters write it, and a map
+    /// whose own fields never change lets a loop of lookups load them once.
+    len: Box<CachePadded<AtomicUsize>>,
     domain: Domain<F>,
     /// `domain.id()`, kept here so a lookup checks its guard with one compare.
     domain_id: usize,
@@ -111,7 +114,7 @@ where
                 .collect(),
             locks: (0..n).map(|_| HybridMutex::new(())).collect(),
             hasher,
-            len: AtomicUsize::new(0),
+            len: Box::new(CachePadded::new(AtomicUsize::new(0))),
             domain: domain.clone(),
             domain_id: domain.id(),
         }

@@ -13,7 +13,7 @@
 //!
 //! | | read side | who pays |
 //! |---|---|---|
-//! | [`Rcu`] (general purpose) | `read()` copies the grace-period counter into the thread's own record and counts nesting there; leaving counts down | the grace period, with `membarrier(2)`; where that is missing, readers fence (`swap`) |
+//! | [`Rcu`] (general purpose) | the outermost `read()` copies the grace-period counter into the thread's own record, its end stores 0; nested guards only count | the grace period, with `membarrier(2)`; where that is missing, readers fence (`swap`) |
 //! | [`Qsbr`] (quiescent-state based) | nothing: a guard only borrows the reader | every registered thread must call [`QsbrReader::quiescent_state`] now and then, or go offline |
 //!
 //! A thread that is outside every read-side section never delays a grace
@@ -453,6 +453,10 @@ pub unsafe trait ReadGuard {
 pub struct RcuReader {
     core: Arc<Core>,
     rec: *const Record,
+    /// The domain's `fenced` choice, fixed at its creation; copied here
+    /// with the rest of what a section needs, so that a loop of sections
+    /// loads none of it more than once.
+    fenced: bool,
 }
 
 /// A read-side section of [`Rcu`]; nests.
@@ -470,7 +474,11 @@ impl Domain<General> {
         let rec = core.register();
         #[cfg(not(loom))]
         mine::add(self.id(), rec);
-        RcuReader { core, rec }
+        RcuReader {
+            fenced: core.hot.fenced,
+            core,
+            rec,
+        }
     }
 }
 
@@ -484,7 +492,22 @@ impl RcuReader {
     /// Enters a read-side section (or nests in the current one).
     #[inline(always)]
     pub fn read(&self) -> RcuGuard<'_> {
-        self.core.read_lock(self.rec());
+        // The record says whether the thread is in a section (only its
+        // owner writes it); the outermost section copies `gp_ctr` into it
+        // and its end stores 0, and no value flows from one section's end
+        // into the next one's stores, so back-to-back sections form no
+        // store-to-load chain. Nested sections only count, in the record's
+        // owner-only `nested`.
+        let rec = self.rec();
+        if Core::active(rec) {
+            let n = rec.nested.load(core::sync::atomic::Ordering::Relaxed);
+            let n = n
+                .checked_add(1)
+                .expect("locklab rcu: read sections nested too deeply");
+            rec.nested.store(n, core::sync::atomic::Ordering::Relaxed);
+        } else {
+            self.core.enter_as(rec, self.fenced);
+        }
         RcuGuard { reader: self }
     }
 
@@ -497,7 +520,17 @@ impl RcuReader {
 impl Drop for RcuGuard<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.reader.core.read_unlock(self.reader.rec());
+        let rec = self.reader.rec();
+        // Guards are alike, so they may drop in any order: the last one
+        // alive ends the section.
+        match rec.nested.load(core::sync::atomic::Ordering::Relaxed) {
+            // `Release`: the section's loads are ordered before the store
+            // that ends it.
+            0 => self.reader.core.leave(rec),
+            n => rec
+                .nested
+                .store(n - 1, core::sync::atomic::Ordering::Relaxed),
+        }
     }
 }
 

@@ -45,6 +45,40 @@ fn synchronize_waits_for_a_reader_inside_its_section() {
 }
 
 #[test]
+fn guards_dropped_out_of_order_keep_the_section_until_the_last() {
+    let _w = Watchdog::new(
+        "guards_dropped_out_of_order_keep_the_section_until_the_last",
+        HANG,
+    );
+    for rcu in domains::<General>() {
+        let left = Arc::new(AtomicBool::new(false));
+        let entered = Arc::new(Barrier::new(2));
+        let h = {
+            let (rcu, left, entered) = (rcu.clone(), left.clone(), entered.clone());
+            thread::spawn(move || {
+                let r = rcu.register();
+                let outer = r.read();
+                let inner = r.read();
+                drop(outer); // the outer guard first: `inner` still protects
+                entered.wait();
+                assert!(r.in_read_section());
+                thread::sleep(Duration::from_millis(50));
+                left.store(true, SeqCst);
+                drop(inner);
+                assert!(!r.in_read_section());
+            })
+        };
+        entered.wait();
+        rcu.synchronize();
+        assert!(
+            left.load(SeqCst),
+            "grace period ended while a guard was alive"
+        );
+        h.join().unwrap();
+    }
+}
+
+#[test]
 fn an_idle_registered_reader_does_not_delay_grace_periods() {
     let _w = Watchdog::new(
         "an_idle_registered_reader_does_not_delay_grace_periods",
