@@ -34,7 +34,7 @@
 //! ```
 
 use super::list::{free_chain, Node};
-use super::{Domain, Flavor, General, ReadGuard};
+use super::{check_guard, Domain, Flavor, General, ReadGuard};
 use crate::block::mutex::HybridMutex;
 use crossbeam_utils::CachePadded;
 use std::borrow::Borrow;
@@ -162,11 +162,7 @@ where
         Q: Hash + Eq + ?Sized,
         G: ReadGuard,
     {
-        assert_eq!(
-            guard.domain(),
-            self.domain_id,
-            "locklab rcu: a guard of another domain does not protect this map"
-        );
+        check_guard(guard, self.domain_id, "map");
         let mut cur = self.heads[self.bucket(key)].load(Ordering::Acquire);
         // SAFETY: nodes reachable under the guard are freed only after a
         // grace period, which waits for the guard (`'a` borrows it).
@@ -197,11 +193,7 @@ where
     /// # Panics
     /// If `guard` belongs to another domain.
     pub fn iter<'a, G: ReadGuard>(&'a self, guard: &'a G) -> Iter<'a, K, V> {
-        assert_eq!(
-            guard.domain(),
-            self.domain_id,
-            "locklab rcu: a guard of another domain does not protect this map"
-        );
+        check_guard(guard, self.domain_id, "map");
         Iter {
             heads: self.heads.iter(),
             node: core::ptr::null(),

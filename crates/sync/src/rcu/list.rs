@@ -17,7 +17,7 @@
 //! borrow, so neither a grace period nor dropping the list can pull an
 //! element from under them.
 
-use super::{Domain, Flavor, General, ReadGuard};
+use super::{check_guard, Domain, Flavor, General, ReadGuard};
 use crate::block::mutex::HybridMutex;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -131,11 +131,7 @@ impl<T: Send + Sync + 'static, F: Flavor> RcuList<T, F> {
     /// # Panics
     /// If `guard` belongs to another domain.
     pub fn iter<'a, G: ReadGuard>(&'a self, guard: &'a G) -> Iter<'a, T> {
-        assert_eq!(
-            guard.domain(),
-            self.domain_id,
-            "locklab rcu: a guard of another domain does not protect this list"
-        );
+        check_guard(guard, self.domain_id, "list");
         Iter {
             next: self.head.load(Ordering::Acquire),
             _list: core::marker::PhantomData,

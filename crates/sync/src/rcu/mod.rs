@@ -448,6 +448,21 @@ pub unsafe trait ReadGuard {
     fn domain(&self) -> usize;
 }
 
+/// Panics unless `guard` protects against the domain `domain_id` (that of
+/// the structure `what` it is used on). The failure path is out of line,
+/// so a loop of lookups pays a compare and nothing else.
+#[inline(always)]
+pub(crate) fn check_guard<G: ReadGuard>(guard: &G, domain_id: usize, what: &'static str) {
+    #[cold]
+    #[inline(never)]
+    fn wrong(what: &str) -> ! {
+        panic!("locklab rcu: a guard of another domain does not protect this {what}")
+    }
+    if guard.domain() != domain_id {
+        wrong(what)
+    }
+}
+
 /// A thread's registration with a general-purpose domain. Not `Send`:
 /// registered per thread, like liburcu's `rcu_register_thread`.
 pub struct RcuReader {
@@ -628,16 +643,8 @@ impl QsbrReader {
         self.core.quiesce(rec);
         #[cfg(not(loom))]
         if self.cbs.over_limit() {
-            self.throttle();
+            throttle_offline(&self.core, rec, &self.cbs);
         }
-    }
-
-    #[cfg(not(loom))]
-    #[cold]
-    fn throttle(&mut self) {
-        let cbs = self.cbs.clone();
-        let _off = self.offline();
-        cbs.throttle();
     }
 
     /// Goes offline until the returned value is dropped.
@@ -661,6 +668,18 @@ impl QsbrReader {
         let _off = self.offline();
         cbs.barrier(&core, &cbs, Waiting::Free);
     }
+}
+
+/// A QSBR reader's backpressure: offline while the reclaimer catches up.
+/// Takes the reader's parts, not the reader, so that the handle's address
+/// never leaves a loop of lookups and its fields can stay in registers.
+#[cfg(not(loom))]
+#[cold]
+#[inline(never)]
+fn throttle_offline(core: &Core, rec: &Record, cbs: &reclaim::Callbacks) {
+    core.leave(rec);
+    cbs.throttle();
+    core.enter(rec);
 }
 
 impl Drop for Offline<'_> {
