@@ -439,7 +439,7 @@ fn ctrl_c_keeps_finished_points_and_marks_the_run_incomplete() {
             "--threads",
             "1,2",
             "--secs",
-            "2",
+            "3",
             "--reps",
             "1",
         ])
@@ -447,9 +447,24 @@ fn ctrl_c_keeps_finished_points_and_marks_the_run_incomplete() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The first point (1 thread) ends after about 2.1 s, the second would
-    // end after about 4.2 s: interrupt in between.
-    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // Interrupt once the first point (1 thread) is stored: the second takes
+    // three more seconds. Polling the store, not a fixed sleep, so a slow
+    // start on a loaded machine does not interrupt before the first point.
+    let stored = |db: &std::path::Path| -> usize {
+        let o = locklab(db, &["show", "last", "--json"]);
+        serde_json::from_str::<serde_json::Value>(&stdout(&o))
+            .ok()
+            .and_then(|v| v["points"].as_array().map(Vec::len))
+            .unwrap_or(0)
+    };
+    let t = std::time::Instant::now();
+    while stored(&db) == 0 {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(120),
+            "no point stored in two minutes"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -28,16 +28,21 @@ fn every_lock_survives_a_short_torture() {
 #[test]
 fn every_rwlock_survives_a_short_torture_and_lets_readers_share() {
     for e in registry::rw_all() {
-        let r = (e.torture)(&cfg(0.25));
-        assert!(r.ok(), "{}: {r:?}", e.info.name);
-        assert!(r.acquisitions > 0, "{}: no progress", e.info.name);
         // Readers yield inside their sections now and then, so other
-        // readers get in beside them unless the lock keeps them out.
-        assert!(
-            r.max_readers >= 2,
-            "{}: readers never shared: {r:?}",
-            e.info.name
-        );
+        // readers get in beside them unless the lock keeps them out. On a
+        // loaded machine a short run may not see it: up to four runs, each
+        // of which must be correct, and one of which must see sharing.
+        let mut shared = false;
+        for _ in 0..4 {
+            let r = (e.torture)(&cfg(0.25));
+            assert!(r.ok(), "{}: {r:?}", e.info.name);
+            assert!(r.acquisitions > 0, "{}: no progress", e.info.name);
+            if r.max_readers >= 2 {
+                shared = true;
+                break;
+            }
+        }
+        assert!(shared, "{}: readers never shared in four runs", e.info.name);
     }
 }
 
