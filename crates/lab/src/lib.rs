@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod error;
+pub mod heap;
 pub mod interrupt;
 pub mod lablock;
 pub mod machine;
@@ -19,3 +20,7 @@ pub mod store;
 pub mod torture;
 
 pub use error::{LabError, Result};
+
+/// Counts the heap in use for the benchmarks' memory figures ([`heap`]).
+#[global_allocator]
+static HEAP: heap::Counting = heap::Counting;

@@ -96,8 +96,9 @@ pub struct HashMetrics {
     /// Peak of the bytes removed from the table but awaiting a grace period
     /// (sampled about every millisecond); 0 for strategies that free at once.
     pub backlog_peak_bytes: u64,
-    /// Growth of the process's peak resident set over the repetition, bytes
-    /// (`None` where the peak could not be reset or read).
+    /// Peak growth of the heap in use over the repetition's start (its
+    /// table built), bytes, sampled about every millisecond by the lab's
+    /// counting allocator (`None` in runs stored before it counted).
     pub mem_peak_bytes: Option<u64>,
 }
 

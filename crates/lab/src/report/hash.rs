@@ -273,7 +273,7 @@ fn group_tables(out: &mut String, g: &Group<'_>) {
     let _ = writeln!(
         out,
         "\n  at {t} threads, medians: lookups and updates per second, lookup latency (one in {} \
-         timed),\n  peak reclamation backlog, peak memory growth",
+         timed),\n  peak reclamation backlog, peak heap growth",
         crate::bench::hash::SAMPLE_EVERY
     );
     let _ = writeln!(

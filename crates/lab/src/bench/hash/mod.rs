@@ -27,10 +27,10 @@
 //! Per repetition it records lookups and updates, the latency of one lookup
 //! in [`SAMPLE_EVERY`] (time-stamp counter, HDR histogram), the peak of
 //! bytes awaiting reclamation (sampled about every millisecond), and the
-//! growth of the process's peak resident set ([`memory`]).
+//! peak growth of the heap in use over the table the repetition started
+//! with ([`crate::heap`]), sampled likewise.
 
 pub mod epoch;
-pub mod memory;
 pub mod peers;
 pub mod rcu;
 pub mod strategies;
@@ -280,19 +280,22 @@ fn worker<T: HashTable>(
     }
 }
 
-/// Waits out the measured window, sampling the reclamation backlog about
-/// every millisecond; returns the window's length and the backlog's peak.
-fn measure_window<T: HashTable>(table: &T, secs: f64) -> (f64, u64) {
+/// Waits out the measured window, sampling the reclamation backlog and the
+/// heap in use ([`crate::heap`]) about every millisecond; returns the
+/// window's length and the peaks of both.
+fn measure_window<T: HashTable>(table: &T, secs: f64) -> (f64, u64, u64) {
     let t = Instant::now();
     let window = Duration::from_secs_f64(secs);
     let mut peak = table.backlog_bytes();
+    let mut heap = crate::heap::in_use();
     loop {
         let elapsed = t.elapsed();
         if elapsed >= window || crate::interrupt::requested() {
-            return (elapsed.as_secs_f64(), peak);
+            return (elapsed.as_secs_f64(), peak, heap);
         }
         std::thread::sleep((window - elapsed).min(Duration::from_millis(1)));
         peak = peak.max(table.backlog_bytes());
+        heap = heap.max(crate::heap::in_use());
     }
 }
 
@@ -314,8 +317,7 @@ pub fn run_rep<T: HashTable>(
     let stop = CachePadded::new(AtomicBool::new(false));
     let start = Barrier::new(n + 1);
     let ncpu = crate::bench::spin::cores();
-    let rss0 = memory::reset_peak();
-    let (wall_s, backlog_peak_bytes, results) = std::thread::scope(|s| {
+    let (wall_s, backlog_peak_bytes, mem_peak_bytes, results) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let (table, stop, start) = (&table, &stop, &start);
@@ -333,16 +335,22 @@ pub fn run_rep<T: HashTable>(
                     .expect("spawning a benchmark thread")
             })
             .collect();
+        let heap0 = crate::heap::in_use();
         start.wait();
-        let (wall_s, peak) = measure_window(&table, cfg.secs);
+        let (wall_s, peak, heap_peak) = measure_window(&table, cfg.secs);
         stop.store(true, Ordering::Relaxed);
         let results: Vec<ThreadResult> = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect();
-        (wall_s, peak.max(table.backlog_bytes()), results)
+        let heap_peak = heap_peak.max(crate::heap::in_use());
+        (
+            wall_s,
+            peak.max(table.backlog_bytes()),
+            Some(heap_peak.saturating_sub(heap0)),
+            results,
+        )
     });
-    let mem_peak_bytes = rss0.and_then(memory::peak_growth);
     let misses: u64 = results.iter().map(|r| r.misses).sum();
     if misses > 0 {
         return Err(format!(
