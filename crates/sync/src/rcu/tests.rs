@@ -15,67 +15,60 @@ fn domains<F: Flavor>() -> Vec<Domain<F>> {
     vec![Domain::new(), Domain::builder().fenced(true).build()]
 }
 
-#[test]
-fn synchronize_waits_for_a_reader_inside_its_section() {
-    let _w = Watchdog::new("synchronize_waits_for_a_reader_inside_its_section", HANG);
+/// On a reader thread of each domain, `body` enters its sections, meets
+/// the main thread at `entered`, and sets `left` before it ends the last
+/// one; the main thread's `synchronize` must not return before `left`.
+fn synchronize_waits_for(name: &'static str, body: fn(&RcuReader, &Barrier, &AtomicBool)) {
+    let _w = Watchdog::new(name, HANG);
     for rcu in domains::<General>() {
         let left = Arc::new(AtomicBool::new(false));
         let entered = Arc::new(Barrier::new(2));
         let h = {
             let (rcu, left, entered) = (rcu.clone(), left.clone(), entered.clone());
-            thread::spawn(move || {
-                let r = rcu.register();
-                let g = r.read();
-                let inner = r.read(); // nesting: the inner drop must not end the section
-                entered.wait();
-                drop(inner);
-                thread::sleep(Duration::from_millis(50));
-                left.store(true, SeqCst);
-                drop(g);
-            })
+            thread::spawn(move || body(&rcu.register(), &entered, &left))
         };
         entered.wait();
         rcu.synchronize();
         assert!(
             left.load(SeqCst),
-            "grace period ended inside a read-side section"
+            "{name}: grace period ended while a guard was alive"
         );
         h.join().unwrap();
     }
 }
 
 #[test]
-fn guards_dropped_out_of_order_keep_the_section_until_the_last() {
-    let _w = Watchdog::new(
-        "guards_dropped_out_of_order_keep_the_section_until_the_last",
-        HANG,
+fn synchronize_waits_for_a_reader_inside_its_section() {
+    synchronize_waits_for(
+        "synchronize_waits_for_a_reader_inside_its_section",
+        |r, entered, left| {
+            let g = r.read();
+            let inner = r.read(); // nesting: the inner drop must not end the section
+            entered.wait();
+            drop(inner);
+            thread::sleep(Duration::from_millis(50));
+            left.store(true, SeqCst);
+            drop(g);
+        },
     );
-    for rcu in domains::<General>() {
-        let left = Arc::new(AtomicBool::new(false));
-        let entered = Arc::new(Barrier::new(2));
-        let h = {
-            let (rcu, left, entered) = (rcu.clone(), left.clone(), entered.clone());
-            thread::spawn(move || {
-                let r = rcu.register();
-                let outer = r.read();
-                let inner = r.read();
-                drop(outer); // the outer guard first: `inner` still protects
-                entered.wait();
-                assert!(r.in_read_section());
-                thread::sleep(Duration::from_millis(50));
-                left.store(true, SeqCst);
-                drop(inner);
-                assert!(!r.in_read_section());
-            })
-        };
-        entered.wait();
-        rcu.synchronize();
-        assert!(
-            left.load(SeqCst),
-            "grace period ended while a guard was alive"
-        );
-        h.join().unwrap();
-    }
+}
+
+#[test]
+fn guards_dropped_out_of_order_keep_the_section_until_the_last() {
+    synchronize_waits_for(
+        "guards_dropped_out_of_order_keep_the_section_until_the_last",
+        |r, entered, left| {
+            let outer = r.read();
+            let inner = r.read();
+            drop(outer); // the outer guard first: `inner` still protects
+            entered.wait();
+            assert!(r.in_read_section());
+            thread::sleep(Duration::from_millis(50));
+            left.store(true, SeqCst);
+            drop(inner);
+            assert!(!r.in_read_section());
+        },
+    );
 }
 
 #[test]
