@@ -349,7 +349,7 @@ impl<F: Flavor> Domain<F> {
     /// read-side section, nor on the reclaimer itself).
     pub fn call(&self, f: impl FnOnce() + Send + 'static) {
         let s = &self.shared;
-        s.cbs.call(s.core(), &s.cbs, Box::new(f), self.waiting());
+        s.cbs.call(s.core(), &s.cbs, f, self.waiting());
     }
 
     /// Drops `b` after a grace period, without allocating; its size counts

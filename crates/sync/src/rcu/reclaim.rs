@@ -32,37 +32,23 @@ const WAKE_BATCH: usize = 256;
 /// Longest a smaller batch waits before the reclaimer runs it.
 const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Work to run after a grace period.
-enum Deferred {
-    /// Drop a `Box<T>` through its type-erased pointer; no allocation.
-    Drop {
-        ptr: *mut (),
-        drop: unsafe fn(*mut ()),
-        bytes: usize,
-    },
-    /// Any closure.
-    Call(Box<dyn FnOnce() + Send>),
+/// Work to run after a grace period: a boxed value and what to do with it
+/// (drop it, or call it). Two words, so a queue of pending callbacks
+/// costs 16 bytes per callback beside what it frees.
+struct Deferred {
+    ptr: *mut (),
+    run: unsafe fn(*mut ()),
 }
 
-// SAFETY: `Drop` holds a `Box<T>` with `T: Send` (enforced by `defer_drop`),
-// `Call` a `Send` closure.
+// SAFETY: `ptr` is a `Box<T>` with `T: Send` (enforced by `defer_drop` and
+// `call`), and `run` takes it back on whatever thread runs it.
 unsafe impl Send for Deferred {}
 
 impl Deferred {
-    fn bytes(&self) -> usize {
-        match self {
-            Deferred::Drop { bytes, .. } => *bytes,
-            Deferred::Call(_) => 0,
-        }
-    }
-
     fn run(self) {
-        match self {
-            // SAFETY: `ptr` came from `Box::into_raw` of the type `drop`
-            // was instantiated for, and runs once.
-            Deferred::Drop { ptr, drop, .. } => unsafe { drop(ptr) },
-            Deferred::Call(f) => f(),
-        }
+        // SAFETY: `ptr` came from `Box::into_raw` of the type `run` was
+        // instantiated for, and runs once.
+        unsafe { (self.run)(self.ptr) }
     }
 }
 
@@ -71,9 +57,17 @@ unsafe fn drop_box<T>(p: *mut ()) {
     drop(unsafe { Box::from_raw(p.cast::<T>()) });
 }
 
+unsafe fn call_box<F: FnOnce()>(p: *mut ()) {
+    // SAFETY: see `Deferred::run`.
+    let f = unsafe { Box::from_raw(p.cast::<F>()) };
+    f()
+}
+
 #[derive(Default)]
 struct Queue {
     items: Vec<Deferred>,
+    /// Bytes of `defer_drop`ped values among `items`.
+    items_bytes: usize,
     /// Callbacks ever queued and ever run: `barrier` compares them.
     enqueued: u64,
     completed: u64,
@@ -134,29 +128,31 @@ impl Callbacks {
         b: Box<T>,
         wait: Waiting,
     ) {
-        let bytes = core::mem::size_of::<T>();
-        let d = Deferred::Drop {
+        let d = Deferred {
             ptr: Box::into_raw(b).cast(),
-            drop: drop_box::<T>,
-            bytes,
+            run: drop_box::<T>,
         };
-        self.push(core, this, d, wait);
+        self.push(core, this, d, core::mem::size_of::<T>(), wait);
     }
 
-    pub(crate) fn call(
+    pub(crate) fn call<F: FnOnce() + Send + 'static>(
         &self,
         core: &Arc<Core>,
         this: &Arc<Self>,
-        f: Box<dyn FnOnce() + Send>,
+        f: F,
         wait: Waiting,
     ) {
-        self.push(core, this, Deferred::Call(f), wait);
+        let d = Deferred {
+            ptr: Box::into_raw(Box::new(f)).cast(),
+            run: call_box::<F>,
+        };
+        self.push(core, this, d, 0, wait);
     }
 
-    fn push(&self, core: &Arc<Core>, this: &Arc<Self>, d: Deferred, wait: Waiting) {
-        let bytes = d.bytes();
+    fn push(&self, core: &Arc<Core>, this: &Arc<Self>, d: Deferred, bytes: usize, wait: Waiting) {
         let mut q = self.lock();
         q.items.push(d);
+        q.items_bytes += bytes;
         q.enqueued += 1;
         // The counters change only under the queue lock (here and in the
         // reclaimer), so plain stores do: no locked instruction per update.
@@ -273,13 +269,11 @@ impl Callbacks {
                 continue;
             }
             let batch = core::mem::take(&mut q.items);
+            let bytes = core::mem::take(&mut q.items_bytes);
             q.gp_requested = false;
             drop(q);
             core.wait_for(core.snapshot());
-            let (n, bytes) = (
-                batch.len(),
-                batch.iter().map(Deferred::bytes).sum::<usize>(),
-            );
+            let n = batch.len();
             for d in batch {
                 if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.run())) {
                     let msg = p
