@@ -222,17 +222,21 @@ fn missed(misses: &mut u64) {
     *misses += 1;
 }
 
-/// One thread's operations until `stop`.
+/// One thread's operations from `start` until `stop`. What the thread
+/// allocates for itself (its reader registration, its histogram) it
+/// allocates before `start`, so the heap figure counts only the table's.
 fn worker<T: HashTable>(
     table: &T,
     keys: u64,
     update_pct: u32,
     seed: u64,
+    start: &Barrier,
     stop: &AtomicBool,
 ) -> ThreadResult {
     let mut r = table.reader();
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut hist = Histogram::<u64>::new(2).expect("2 significant figures is valid");
+    start.wait();
     // The loop keeps its state in registers, so that what an operation
     // costs is the table's and not the harness's: two counters (updates
     // are `ops - lookups`, and an update's generation is its number), a
@@ -328,15 +332,14 @@ pub fn run_rep<T: HashTable>(
                             // Best effort: an unpinnable thread runs where it may.
                             crate::machine::pin(i % ncpu);
                         }
-                        start.wait();
                         let seed = 0x4a54_u64 ^ (i as u64) << 20 ^ u64::from(update_pct) << 40;
-                        worker(table, cfg.keys, update_pct, seed, stop)
+                        worker(table, cfg.keys, update_pct, seed, start, stop)
                     })
                     .expect("spawning a benchmark thread")
             })
             .collect();
-        let heap0 = crate::heap::in_use();
         start.wait();
+        let heap0 = crate::heap::in_use();
         let (wall_s, peak, heap_peak) = measure_window(&table, cfg.secs);
         stop.store(true, Ordering::Relaxed);
         let results: Vec<ThreadResult> = handles
