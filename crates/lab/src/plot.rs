@@ -23,6 +23,61 @@ use crate::results::{Point, RunMeta};
 
 mod hash;
 
+/// A chart ready to draw: scaled lines, the y range, the y description.
+struct Chart {
+    series: Vec<Series>,
+    y_lo: f64,
+    y_hi: f64,
+    y_desc: String,
+}
+
+/// Scales a chart's values to the unit of its largest one: the y axis
+/// spans lo/1.6 .. hi·1.6 on a log scale (half a decade of room keeps
+/// whisker caps inside), 0 .. hi·1.08 on a linear one (1 when all is 0);
+/// values a log axis cannot show sit on its floor. `None` if there
+/// is nothing the axis can show (a log axis shows nothing at or below 0).
+fn chart(series: &[Series], log_y: bool, what: &str) -> Option<Chart> {
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
+    let lo = all()
+        .flat_map(|p| [p.1, p.2])
+        .filter(|&y| shown(y))
+        .reduce(f64::min)?;
+    let hi = all()
+        .flat_map(|p| [p.1, p.3])
+        .filter(|&y| shown(y))
+        .reduce(f64::max)?;
+    let (scale, unit) = report::throughput_unit(hi);
+    let (y_lo, y_hi) = if log_y {
+        (lo / scale / 1.6, hi / scale * 1.6)
+    } else {
+        (0.0, if hi > 0.0 { hi / scale * 1.08 } else { 1.0 })
+    };
+    let fit = |y: f64| {
+        if y.is_finite() {
+            (y / scale).max(y_lo)
+        } else {
+            y_lo
+        }
+    };
+    Some(Chart {
+        series: series
+            .iter()
+            .map(|s| Series {
+                lock: s.lock.clone(),
+                points: s
+                    .points
+                    .iter()
+                    .map(|&(x, med, min, max)| (x, fit(med), fit(min), fit(max)))
+                    .collect(),
+            })
+            .collect(),
+        y_lo,
+        y_hi,
+        y_desc: format!("{what} ({unit}{})", if log_y { ", log scale" } else { "" }),
+    })
+}
+
 const SIZE: (u32, u32) = (1100, 680);
 const FONT: &str = "sans-serif";
 
@@ -129,12 +184,7 @@ pub fn plot_throughput(
         |p| i32::try_from(p.threads).unwrap_or(i32::MAX - 1),
         |r| r.throughput_ops_s,
     );
-    let all = || series.iter().flat_map(|s| s.points.iter());
-    // A log axis cannot show zero: keep what it can.
-    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
-    let lows = all().flat_map(|p| [p.1, p.2]).filter(|&y| shown(y));
-    let highs = all().flat_map(|p| [p.1, p.3]).filter(|&y| shown(y));
-    let (Some(lo), Some(hi)) = (lows.reduce(f64::min), highs.reduce(f64::max)) else {
+    let Some(c) = chart(&series, log_y, "throughput") else {
         return Err(LabError::input(format!(
             "run {run} has no spin throughput to plot{}",
             if log_y {
@@ -144,42 +194,17 @@ pub fn plot_throughput(
             }
         )));
     };
-
-    let (scale, unit) = report::throughput_unit(hi);
     // Threads are whole numbers: an integer axis, ticked at the counts
     // measured, one thread of room each side.
-    let mut threads: Vec<i32> = all().map(|p| p.0).collect();
+    let mut threads: Vec<i32> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
     threads.sort_unstable();
     threads.dedup();
     let (tmin, tmax) = (threads[0], threads[threads.len() - 1]);
     let x_range = (tmin - 1)..(tmax + 1);
-    // The y axis spans lo/1.6 .. hi·1.6 on a log scale (half a decade of
-    // room keeps whisker caps inside), 0 .. hi·1.08 on a linear one; values
-    // a log axis cannot show sit on its floor.
-    let (y_lo, y_hi) = if log_y {
-        (lo / scale / 1.6, hi / scale * 1.6)
-    } else {
-        // All-zero throughput still gets an axis.
-        (0.0, if hi > 0.0 { hi / scale * 1.08 } else { 1.0 })
-    };
-    let fit = |y: f64| {
-        if y.is_finite() {
-            (y / scale).max(y_lo)
-        } else {
-            y_lo
-        }
-    };
-    let scaled: Vec<Series> = series
-        .iter()
-        .map(|s| Series {
-            lock: s.lock.clone(),
-            points: s
-                .points
-                .iter()
-                .map(|&(t, med, min, max)| (t, fit(med), fit(min), fit(max)))
-                .collect(),
-        })
-        .collect();
 
     let reps = {
         let mut n: Vec<usize> = chosen.iter().map(|p| p.reps.len()).collect();
@@ -204,14 +229,10 @@ pub fn plot_throughput(
         ),
         machine_line(meta),
     ];
-    let y_desc = format!(
-        "throughput ({unit}{})",
-        if log_y { ", log scale" } else { "" }
-    );
-
     // Wide enough for the longest lock name (the SVG text is ~9 px a
     // character at this size).
-    let longest = scaled
+    let longest = c
+        .series
         .iter()
         .map(|s| s.lock.chars().count())
         .max()
@@ -219,7 +240,7 @@ pub fn plot_throughput(
     let legend_width = (70 + 9 * longest).clamp(150, 360);
 
     // Tall enough for the legend (title lines, then 26 px a lock).
-    let size = (SIZE.0, SIZE.1.max(160 + 26 * scaled.len() as u32));
+    let size = (SIZE.0, SIZE.1.max(160 + 26 * c.series.len() as u32));
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -232,15 +253,22 @@ pub fn plot_throughput(
                 draw_chart(
                     &chart_area,
                     x,
-                    (y_lo..y_hi).log_scale(),
-                    &scaled,
+                    (c.y_lo..c.y_hi).log_scale(),
+                    &c.series,
                     "threads",
-                    &y_desc,
+                    &c.y_desc,
                 )?;
             } else {
-                draw_chart(&chart_area, x, y_lo..y_hi, &scaled, "threads", &y_desc)?;
+                draw_chart(
+                    &chart_area,
+                    x,
+                    c.y_lo..c.y_hi,
+                    &c.series,
+                    "threads",
+                    &c.y_desc,
+                )?;
             }
-            draw_legend(&legend_area, "lock", &scaled)?;
+            draw_legend(&legend_area, "lock", &c.series)?;
             root.present()
         })();
         drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;

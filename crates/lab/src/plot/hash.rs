@@ -9,11 +9,10 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::{
-    draw_chart, draw_legend, draw_titles, machine_line, param_text, series, Area, DrawResult,
-    Series, FONT, SIZE,
+    chart, draw_chart, draw_legend, draw_titles, machine_line, param_text, series, Area, Chart,
+    DrawResult, FONT, SIZE,
 };
 use crate::error::{LabError, Result};
-use crate::report;
 use crate::report::hash::update_pct;
 use crate::results::{Point, Rep, RunMeta};
 
@@ -23,58 +22,6 @@ fn lookups_s(r: &Rep) -> f64 {
         Some(h) if r.wall_s > 0.0 => h.lookups as f64 / r.wall_s,
         _ => f64::NAN,
     }
-}
-
-/// A chart ready to draw: scaled lines, the y range, the y description.
-struct Chart {
-    series: Vec<Series>,
-    y_lo: f64,
-    y_hi: f64,
-    y_desc: String,
-}
-
-/// Scales a chart's values to the unit of its largest one. `None` if there
-/// is nothing the axis can show (a log axis shows nothing at or below 0).
-fn chart(series: &[Series], log_y: bool, what: &str) -> Option<Chart> {
-    let all = || series.iter().flat_map(|s| s.points.iter());
-    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
-    let lo = all()
-        .flat_map(|p| [p.1, p.2])
-        .filter(|&y| shown(y))
-        .reduce(f64::min)?;
-    let hi = all()
-        .flat_map(|p| [p.1, p.3])
-        .filter(|&y| shown(y))
-        .reduce(f64::max)?;
-    let (scale, unit) = report::throughput_unit(hi);
-    let (y_lo, y_hi) = if log_y {
-        (lo / scale / 1.6, hi / scale * 1.6)
-    } else {
-        (0.0, if hi > 0.0 { hi / scale * 1.08 } else { 1.0 })
-    };
-    let fit = |y: f64| {
-        if y.is_finite() {
-            (y / scale).max(y_lo)
-        } else {
-            y_lo
-        }
-    };
-    Some(Chart {
-        series: series
-            .iter()
-            .map(|s| Series {
-                lock: s.lock.clone(),
-                points: s
-                    .points
-                    .iter()
-                    .map(|&(x, med, min, max)| (x, fit(med), fit(min), fit(max)))
-                    .collect(),
-            })
-            .collect(),
-        y_lo,
-        y_hi,
-        y_desc: format!("{what} ({unit}{})", if log_y { ", log scale" } else { "" }),
-    })
 }
 
 fn draw(

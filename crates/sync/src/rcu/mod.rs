@@ -451,6 +451,7 @@ pub unsafe trait ReadGuard {
 /// Panics unless `guard` protects against the domain `domain_id` (that of
 /// the structure `what` it is used on). The failure path is out of line,
 /// so a loop of lookups pays a compare and nothing else.
+#[cfg(not(loom))]
 #[inline(always)]
 pub(crate) fn check_guard<G: ReadGuard>(guard: &G, domain_id: usize, what: &'static str) {
     #[cold]

@@ -81,7 +81,7 @@
 //! continues.
 
 use crate::harness;
-use locklab::rcu::{Qsbr, Rcu};
+use locklab::rcu::{Domain, Flavor, General, Qsbr, QuiescentState, Rcu};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Release};
 use loom::sync::Arc;
@@ -132,6 +132,22 @@ impl Versioned {
     }
 }
 
+/// A reader thread runs `reader` against a fresh (fenced) domain of
+/// flavour `F` and the data; meanwhile the updater publishes version 1,
+/// waits with `synchronize` and frees the old version.
+fn reader_vs_synchronize<F: Flavor>(reader: fn(&Domain<F>, &Versioned)) {
+    harness::builder().check(move || {
+        let rcu = Domain::<F>::builder().fenced(true).build();
+        let data = Arc::new(Versioned::new());
+        let (d, r) = (data.clone(), rcu.clone());
+        let t = loom::thread::spawn(move || reader(&r, &d));
+        let old = data.publish(1);
+        rcu.synchronize();
+        data.poison(old);
+        t.join().unwrap();
+    });
+}
+
 // ---------------------------------------------------------------------------
 // 1. General flavour
 
@@ -139,20 +155,11 @@ impl Versioned {
 /// frees the old version.
 #[test]
 fn rcu_reader_vs_synchronize() {
-    harness::builder().check(|| {
-        let rcu = Rcu::builder().fenced(true).build();
-        let data = Arc::new(Versioned::new());
-        let (d, r) = (data.clone(), rcu.clone());
-        let reader = loom::thread::spawn(move || {
-            let me = r.register();
-            let g = me.read();
-            d.read();
-            drop(g);
-        });
-        let old = data.publish(1);
-        rcu.synchronize();
-        data.poison(old);
-        reader.join().unwrap();
+    reader_vs_synchronize::<General>(|r, d| {
+        let me = r.register();
+        let g = me.read();
+        d.read();
+        drop(g);
     });
 }
 
@@ -160,24 +167,15 @@ fn rcu_reader_vs_synchronize() {
 /// period: each reads the version it found.
 #[test]
 fn rcu_two_sections_vs_synchronize() {
-    harness::builder().check(|| {
-        let rcu = Rcu::builder().fenced(true).build();
-        let data = Arc::new(Versioned::new());
-        let (d, r) = (data.clone(), rcu.clone());
-        let reader = loom::thread::spawn(move || {
-            let me = r.register();
-            let mut last = 0;
-            for _ in 0..2 {
-                let _g = me.read();
-                let i = d.read();
-                assert!(i >= last, "went back from version {last} to {i}");
-                last = i;
-            }
-        });
-        let old = data.publish(1);
-        rcu.synchronize();
-        data.poison(old);
-        reader.join().unwrap();
+    reader_vs_synchronize::<General>(|r, d| {
+        let me = r.register();
+        let mut last = 0;
+        for _ in 0..2 {
+            let _g = me.read();
+            let i = d.read();
+            assert!(i >= last, "went back from version {last} to {i}");
+            last = i;
+        }
     });
 }
 
@@ -186,27 +184,18 @@ fn rcu_two_sections_vs_synchronize() {
 /// is gone.
 #[test]
 fn rcu_nested_sections() {
-    harness::builder().check(|| {
-        let rcu = Rcu::builder().fenced(true).build();
-        let data = Arc::new(Versioned::new());
-        let (d, r) = (data.clone(), rcu.clone());
-        let reader = loom::thread::spawn(move || {
-            let me = r.register();
-            let outer = me.read();
-            let i = d.read();
-            let inner = me.read();
-            assert!(me.in_read_section());
-            d.read();
-            drop(inner);
-            assert!(me.in_read_section());
-            d.read_at(i);
-            drop(outer);
-            assert!(!me.in_read_section());
-        });
-        let old = data.publish(1);
-        rcu.synchronize();
-        data.poison(old);
-        reader.join().unwrap();
+    reader_vs_synchronize::<General>(|r, d| {
+        let me = r.register();
+        let outer = me.read();
+        let i = d.read();
+        let inner = me.read();
+        assert!(me.in_read_section());
+        d.read();
+        drop(inner);
+        assert!(me.in_read_section());
+        d.read_at(i);
+        drop(outer);
+        assert!(!me.in_read_section());
     });
 }
 
@@ -217,52 +206,34 @@ fn rcu_nested_sections() {
 /// offline (drops its handle); the updater frees after `synchronize`.
 #[test]
 fn qsbr_quiescent_state_between_sections() {
-    harness::builder().check(|| {
-        let rcu = Qsbr::builder().fenced(true).build();
-        let data = Arc::new(Versioned::new());
-        let (d, r) = (data.clone(), rcu.clone());
-        let reader = loom::thread::spawn(move || {
-            let mut me = r.register();
-            {
-                let _g = me.read();
-                d.read();
-            }
-            me.quiescent_state();
-            {
-                let _g = me.read();
-                d.read();
-            }
-        });
-        let old = data.publish(1);
-        rcu.synchronize();
-        data.poison(old);
-        reader.join().unwrap();
+    reader_vs_synchronize::<QuiescentState>(|r, d| {
+        let mut me = r.register();
+        {
+            let _g = me.read();
+            d.read();
+        }
+        me.quiescent_state();
+        {
+            let _g = me.read();
+            d.read();
+        }
     });
 }
 
 /// A QSBR reader reads, goes offline and back online, and reads again.
 #[test]
 fn qsbr_offline_and_back() {
-    harness::builder().check(|| {
-        let rcu = Qsbr::builder().fenced(true).build();
-        let data = Arc::new(Versioned::new());
-        let (d, r) = (data.clone(), rcu.clone());
-        let reader = loom::thread::spawn(move || {
-            let mut me = r.register();
-            {
-                let _g = me.read();
-                d.read();
-            }
-            drop(me.offline());
-            {
-                let _g = me.read();
-                d.read();
-            }
-        });
-        let old = data.publish(1);
-        rcu.synchronize();
-        data.poison(old);
-        reader.join().unwrap();
+    reader_vs_synchronize::<QuiescentState>(|r, d| {
+        let mut me = r.register();
+        {
+            let _g = me.read();
+            d.read();
+        }
+        drop(me.offline());
+        {
+            let _g = me.read();
+            d.read();
+        }
     });
 }
 
