@@ -13,6 +13,9 @@ use std::time::Duration;
 /// the library's spin clock, so that the lab and the locks read one clock.
 pub use locklab::util::pause::ticks;
 
+/// Busy-waits for a number of ticks (see [`ns_to_ticks`]).
+pub use locklab::util::pause::spin_ticks;
+
 /// Ticks per nanosecond, measured once (≈ 20 ms) on first use: more
 /// precisely than the library's quick calibration, since the lab reports
 /// latencies in nanoseconds.
@@ -37,18 +40,6 @@ pub fn ticks_to_ns(t: u64) -> u64 {
 #[inline]
 pub fn ns_to_ticks(ns: u64) -> u64 {
     (ns as f64 * ticks_per_ns()) as u64
-}
-
-/// Busy-waits for `ticks` ticks (see [`ns_to_ticks`]). Zero returns at once.
-#[inline(always)]
-pub fn spin_ticks(ticks_: u64) {
-    if ticks_ == 0 {
-        return;
-    }
-    let start = ticks();
-    while ticks().wrapping_sub(start) < ticks_ {
-        core::hint::spin_loop();
-    }
 }
 
 /// This thread's CPU time (user + system), in seconds.

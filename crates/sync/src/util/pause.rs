@@ -86,6 +86,19 @@ pub fn ticks() -> u64 {
     }
 }
 
+/// Busy-waits until `n` [`ticks`] have passed (zero returns at once): the
+/// calibrated busy work of benchmarks and emulated hardware costs.
+#[inline(always)]
+pub fn spin_ticks(n: u64) {
+    if n == 0 {
+        return;
+    }
+    let start = ticks();
+    while ticks().wrapping_sub(start) < n {
+        core::hint::spin_loop();
+    }
+}
+
 /// How many [`ticks`] pass per nanosecond of `Instant`, measured over
 /// `window` (busy, not asleep, so that frequency changes show): the clock's
 /// rate for callers that want it more precisely than [`calibrate`]'s.

@@ -1,0 +1,153 @@
+//! Kernel concurrency control: how a core that enters the kernel keeps the
+//! others out of what it touches. A type parameter of [`Kernel`], so each
+//! variant's kernel is compiled on its own and measured without a dynamic
+//! call on the IPC path.
+//!
+//! - [`NoLock`] (`none`): nothing. Correct only while cores touch disjoint
+//!   objects, so it is the theoretical best of seed 002 §4.2; kernels with
+//!   shared objects refuse it.
+//! - [`Bkl`] (`bkl`): one big lock around everything between kernel entry and
+//!   exit (seed 002 §3.2; seL4 used a CLH lock). Any mutex of the library.
+//! - [`Fine`] (`fine`): the big reader lock for the kernel, each IPC taking
+//!   the reader side, then the ticket locks of the objects it touches in
+//!   address order; object deletion takes the writer side (seed 002 §3.3).
+//! - `Elide` (`elide`): the big lock elided with hardware transactions,
+//!   falling back to taking it (seed 002 §3.4 and Fig. 1).
+//!
+//! [`Kernel`]: crate::Kernel
+
+use crate::stats::CoreStats;
+use locklab::RawBrLock;
+
+/// How the kernel is protected. See the module documentation.
+pub trait Concurrency: Send + Sync + 'static {
+    /// What a core holds while inside the kernel.
+    type Entry;
+    /// What object deletion holds.
+    type Writer;
+    /// Whether system calls lock the objects they touch (in address order)
+    /// and re-check what they saw before locking.
+    const FINE: bool;
+    /// Whether cores may share objects (false for `none`).
+    const SHARING: bool;
+    /// The variant's name, e.g. `bkl(clh)`.
+    fn name(&self) -> String;
+    /// Kernel entry: after the user state is saved, before any object is
+    /// read. Outcomes worth counting (elided sections, aborts) go to `stats`.
+    fn enter(&self, stats: &mut CoreStats) -> Self::Entry;
+    /// Kernel exit: the entry `enter` returned.
+    fn exit(&self, entry: Self::Entry);
+    /// Exclusive kernel entry, for operations that free objects.
+    fn enter_writer(&self, stats: &mut CoreStats) -> Self::Writer;
+    /// Leaves exclusive entry.
+    fn exit_writer(&self, w: Self::Writer);
+}
+
+/// `none`: no concurrency control. See the module documentation.
+#[derive(Debug, Default)]
+pub struct NoLock;
+
+impl Concurrency for NoLock {
+    type Entry = ();
+    type Writer = ();
+    const FINE: bool = false;
+    const SHARING: bool = false;
+
+    fn name(&self) -> String {
+        "none".into()
+    }
+    #[inline(always)]
+    fn enter(&self, _: &mut CoreStats) {}
+    #[inline(always)]
+    fn exit(&self, _: ()) {}
+    fn enter_writer(&self, _: &mut CoreStats) {}
+    fn exit_writer(&self, _: ()) {}
+}
+
+/// `bkl`: one big kernel lock, the mutex `M`.
+pub struct Bkl<M> {
+    lock: M,
+    name: &'static str,
+}
+
+impl<M: lock_api::RawMutex> Bkl<M> {
+    /// A big lock of type `M`, reported as `bkl(name)`.
+    pub fn new(name: &'static str) -> Self {
+        Bkl {
+            lock: M::INIT,
+            name,
+        }
+    }
+}
+
+/// The guard of a held big lock (the mutex's own guard).
+pub struct BklEntry<G>(G);
+
+impl<M> Concurrency for Bkl<M>
+where
+    M: lock_api::RawMutex + Send + Sync + 'static,
+{
+    type Entry = BklEntry<M::Guard>;
+    type Writer = BklEntry<M::Guard>;
+    const FINE: bool = false;
+    const SHARING: bool = true;
+
+    fn name(&self) -> String {
+        format!("bkl({})", self.name)
+    }
+    #[inline(always)]
+    fn enter(&self, _: &mut CoreStats) -> Self::Entry {
+        BklEntry(self.lock.lock())
+    }
+    #[inline(always)]
+    fn exit(&self, e: Self::Entry) {
+        // SAFETY: `e` holds the guard of this core's acquisition (`enter`).
+        unsafe { self.lock.unlock(e.0) }
+    }
+    fn enter_writer(&self, s: &mut CoreStats) -> Self::Writer {
+        self.enter(s)
+    }
+    fn exit_writer(&self, w: Self::Writer) {
+        self.exit(w)
+    }
+}
+
+/// `fine`: the big reader lock plus per-object ticket locks.
+#[derive(Default)]
+pub struct Fine {
+    big: RawBrLock,
+}
+
+impl Fine {
+    /// An unlocked kernel.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Concurrency for Fine {
+    type Entry = locklab::BrReadToken;
+    type Writer = ();
+    const FINE: bool = true;
+    const SHARING: bool = true;
+
+    fn name(&self) -> String {
+        "fine".into()
+    }
+    #[inline(always)]
+    fn enter(&self, _: &mut CoreStats) -> Self::Entry {
+        self.big.acquire_shared()
+    }
+    #[inline(always)]
+    fn exit(&self, e: Self::Entry) {
+        // SAFETY: `e` is this core's read acquisition (`enter`).
+        unsafe { self.big.release_shared(e) }
+    }
+    fn enter_writer(&self, _: &mut CoreStats) {
+        self.big.acquire_exclusive()
+    }
+    fn exit_writer(&self, _: ()) {
+        // SAFETY: `enter_writer` took the write side for this core.
+        unsafe { self.big.release_exclusive() }
+    }
+}
