@@ -151,3 +151,9 @@ impl Concurrency for Fine {
         unsafe { self.big.release_exclusive() }
     }
 }
+
+/// Whether this CPU can run hardware transactions (Intel RTM), so that the
+/// `elide` variant elides rather than always taking its fall-back lock.
+pub fn rtm_available() -> bool {
+    false
+}

@@ -55,10 +55,11 @@ pub enum Cmd {
         /// Logarithmic throughput axis.
         #[arg(long)]
         log: bool,
-        /// Which points: `spin`, `lhp` or `hash` (default: the first the run
-        /// has). `hash` draws lookups against threads at 0 % updates and
-        /// throughput against the update fraction.
-        #[arg(long, value_parser = ["spin", "lhp", "hash"])]
+        /// Which points: `spin`, `lhp`, `hash` or `ipc` (default: the first
+        /// the run has). `hash` draws lookups against threads at 0 % updates
+        /// and throughput against the update fraction; `ipc` draws IPC
+        /// throughput against cores with the fitted queueing model.
+        #[arg(long, value_parser = ["spin", "lhp", "hash", "ipc"])]
         bench: Option<String>,
     },
 }
@@ -82,6 +83,120 @@ pub enum BenchKind {
     Lhp(LhpArgs),
     /// Hash-table lookups and updates under each synchronization strategy (seed 003: spinlocks, rwlocks, refcounts, brlock, seqlock, RCU-style peers).
     Hash(HashArgs),
+    /// The emulated microkernel's IPC path under each kernel concurrency control (seeds 000 and 002: none, big lock, fine-grained, elided).
+    Ipc(IpcArgs),
+}
+
+/// Parameters of `bench ipc`.
+#[derive(Debug, Args)]
+pub struct IpcArgs {
+    /// Kernel variants: `all`, or comma-separated names: none, bkl, fine,
+    /// elide; bkl and elide take a mutex of the library in parentheses,
+    /// e.g. bkl(ticket) (default clh). Default: none, bkl, fine, and elide
+    /// where the CPU has RTM.
+    #[arg(long)]
+    pub variants: Option<String>,
+    /// Measurements: `all`, or comma-separated: single (one-way IPC cost on
+    /// one core), multi (a ping-pong pair per core), shared (every client
+    /// calls one endpoint), hold (kernel critical-section lengths).
+    #[arg(long, value_parser = parse_modes, default_value = "all")]
+    pub modes: ModeList,
+    /// Emulated core counts for multi, shared and hold, comma-separated
+    /// (default: 1 up to the CPUs this process may use).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_cores)]
+    pub cores: Option<ThreadList>,
+    /// Mean exponential delay a server works between receiving and
+    /// replying, ns, comma-separated; shared and hold use the first.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns_list, default_value = "0,250,1000,4000")]
+    pub delay_ns: NsList,
+    /// Context-switch hardware work (page-table and segment loads), ns.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "30")]
+    pub switch_ns: u64,
+    /// Do the context-switch work inside the kernel's critical section
+    /// (seed 002 moved it out; this shows what that saved).
+    #[arg(long)]
+    pub switch_inside: bool,
+    /// Measured seconds per repetition.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.3")]
+    pub secs: f64,
+    /// Repetitions per point.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+    /// Pin emulated core i to CPU i mod CPUs.
+    #[arg(long)]
+    pub pin: bool,
+    /// Run `elide` on a CPU without RTM: every kernel entry then takes the
+    /// fall-back lock, and the output says so.
+    #[arg(long)]
+    pub allow_fallback: bool,
+}
+
+/// Most emulated cores `bench ipc` starts.
+pub const MAX_CORES: u32 = 64;
+
+/// A validated list of `bench ipc` measurements, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeList(pub Vec<crate::bench::ipc::Mode>);
+
+fn parse_modes(s: &str) -> Result<ModeList, String> {
+    use crate::bench::ipc::Mode;
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let add: Vec<Mode> = if part == "all" {
+            Mode::ALL.to_vec()
+        } else {
+            vec![Mode::from_name(part).ok_or_else(|| {
+                format!("'{part}' is not a measurement: allowed all, single, multi, shared, hold")
+            })?]
+        };
+        for m in add {
+            if !v.contains(&m) {
+                v.push(m);
+            }
+        }
+    }
+    Ok(ModeList(v))
+}
+
+fn parse_cores(s: &str) -> Result<ThreadList, String> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        match part.parse::<u64>() {
+            Ok(n) if (1..=u64::from(MAX_CORES)).contains(&n) => {
+                if !v.contains(&(n as u32)) {
+                    v.push(n as u32);
+                }
+            }
+            Ok(n) => {
+                return Err(format!(
+                    "{n} cores is out of range: allowed 1 to {MAX_CORES}"
+                ))
+            }
+            Err(_) => {
+                return Err(format!(
+                    "'{part}' is not a number of cores: allowed 1 to {MAX_CORES}"
+                ))
+            }
+        }
+    }
+    v.sort_unstable();
+    Ok(ThreadList(v))
+}
+
+/// A validated list of durations in ns, ascending, without duplicates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NsList(pub Vec<u64>);
+
+fn parse_ns_list(s: &str) -> Result<NsList, String> {
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let n = parse_ns(part.trim())?;
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    v.sort_unstable();
+    Ok(NsList(v))
 }
 
 /// Parameters of `bench hash`.

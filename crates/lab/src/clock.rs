@@ -44,12 +44,27 @@ pub fn ns_to_ticks(ns: u64) -> u64 {
 
 /// This thread's CPU time (user + system), in seconds.
 pub fn thread_cpu_s() -> f64 {
-    // SAFETY: `ru` is a plain C struct the call fills; RUSAGE_THREAD is
-    // valid on Linux for the calling thread.
     #[cfg(target_os = "linux")]
+    return rusage_cpu_s(libc::RUSAGE_THREAD);
+    #[allow(unreachable_code)]
+    0.0
+}
+
+/// The whole process's CPU time (user + system, every thread), in seconds.
+pub fn process_cpu_s() -> f64 {
+    #[cfg(target_os = "linux")]
+    return rusage_cpu_s(libc::RUSAGE_SELF);
+    #[allow(unreachable_code)]
+    0.0
+}
+
+#[cfg(target_os = "linux")]
+fn rusage_cpu_s(who: libc::c_int) -> f64 {
+    // SAFETY: `ru` is a plain C struct the call fills; RUSAGE_THREAD and
+    // RUSAGE_SELF are valid on Linux for the calling thread and process.
     unsafe {
         let mut ru: libc::rusage = core::mem::zeroed();
-        if libc::getrusage(libc::RUSAGE_THREAD, &mut ru) == 0 {
+        if libc::getrusage(who, &mut ru) == 0 {
             let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
             return tv(ru.ru_utime) + tv(ru.ru_stime);
         }

@@ -6,8 +6,8 @@ use crate::bench::{
     UncontendedPlan,
 };
 use crate::cli::{
-    BenchKind, Cli, Cmd, HashArgs, LhpArgs, RunRef, SpinArgs, TortureArgs, UncontendedArgs,
-    Workload,
+    BenchKind, Cli, Cmd, HashArgs, IpcArgs, LhpArgs, RunRef, SpinArgs, TortureArgs,
+    UncontendedArgs, Workload,
 };
 use crate::error::{LabError, Result};
 use crate::registry::{self, Entry};
@@ -30,6 +30,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             Some(BenchKind::Uncontended(a)) => bench_uncontended(&cli, argv, a),
             Some(BenchKind::Lhp(a)) => bench_lhp(&cli, argv, a),
             Some(BenchKind::Hash(a)) => bench_hash(&cli, argv, a),
+            Some(BenchKind::Ipc(a)) => bench_ipc(&cli, argv, a),
         },
         Cmd::Torture(a) => torture(&cli, a),
         Cmd::Locks => {
@@ -385,6 +386,79 @@ fn run_hash_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) -> Res
     let progress = Progress::new(plan.units(), progress_quiet(cli));
     let r = stored_run(cli, argv, kind, params, |sink| {
         bench::run_hash(plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
+fn bench_ipc(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
+    use crate::bench::ipc;
+    let explicit = a.variants.is_some();
+    let mut variants = ipc::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
+    let rtm = locklab_kernel::cc::rtm_available();
+    if !rtm {
+        if explicit && !a.allow_fallback {
+            if let Some(v) = variants.iter().find(|v| v.elides) {
+                return Err(LabError::input(format!(
+                    "{}: this CPU has no RTM (Intel TSX restricted transactional memory), so \
+                     nothing can be elided; --allow-fallback runs it anyway on its fall-back \
+                     lock path (the big lock plus the elision wrapper's checks)",
+                    v.name
+                )));
+            }
+        }
+        if !explicit && !a.allow_fallback {
+            variants.retain(|v| !v.elides);
+            eprintln!(
+                "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
+            );
+        }
+    }
+    let ncpu = crate::bench::spin::cores() as u32;
+    let cores = match &a.cores {
+        Some(c) => c.0.clone(),
+        None => (1..=ncpu.clamp(1, crate::cli::MAX_CORES)).collect(),
+    };
+    let plan = bench::IpcPlan {
+        variants,
+        modes: a.modes.0.clone(),
+        cores,
+        delays_ns: a.delay_ns.0.clone(),
+        reps: a.reps,
+        cfg: ipc::IpcConfig {
+            secs: a.secs,
+            switch_ns: a.switch_ns,
+            switch_inside: a.switch_inside,
+            pin: a.pin,
+        },
+    };
+    if plan.units() == 0 {
+        return Err(LabError::input(
+            "nothing to measure: `none` is the only variant, and the only measurement is `shared`, \
+             where cores share an endpoint that `none` cannot protect",
+        ));
+    }
+    let over: Vec<u32> = plan.cores.iter().copied().filter(|&c| c > ncpu).collect();
+    if !over.is_empty() && plan.modes.iter().any(|m| *m != ipc::Mode::Single) {
+        eprintln!(
+            "note: {over:?} emulated cores on {ncpu} CPUs: a core that loses its CPU inside the kernel \
+             stalls every core spinning on its lock, so those points measure the host's scheduler"
+        );
+    }
+    if plan.variants.iter().any(|v| v.elides) && !rtm {
+        eprintln!(
+            "note: this CPU has no RTM: the elide variants run their fall-back path on every kernel entry"
+        );
+    }
+    let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
+    let modes: Vec<&str> = plan.modes.iter().map(|m| m.name()).collect();
+    let params = json!({
+        "variants": names, "modes": modes, "cores": plan.cores, "delays_ns": plan.delays_ns,
+        "reps": plan.reps, "ipc": plan.cfg, "rtm": rtm,
+    });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, "bench ipc", params, |sink| {
+        bench::run_ipc(&plan, &progress, sink)
     });
     progress.finish();
     r

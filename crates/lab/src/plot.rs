@@ -470,6 +470,7 @@ mod tests {
             p999_ns: 0,
             max_ns: 0,
             hash: None,
+            ipc: None,
         }
     }
 

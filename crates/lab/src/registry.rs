@@ -7,6 +7,7 @@
 //! acquisition.
 
 use crate::bench::hash::{self, strategies::HashRun};
+use crate::bench::ipc::{self, IpcRun};
 use crate::bench::spin::{self, SpinConfig};
 use crate::bench::uncontended;
 use crate::error::{LabError, Result};
@@ -15,6 +16,7 @@ use crate::peers::{PthreadPeer, PthreadRwPeer, StdPeer, StdRwPeer};
 use crate::results::Rep;
 use crate::torture::{self, TortureConfig, TortureReport};
 use locklab::{Described, Family, LockInfo};
+use locklab_kernel::cc::Bkl;
 use std::sync::OnceLock;
 
 /// One lock the lab can measure.
@@ -29,6 +31,11 @@ pub struct Entry {
     pub uncontended: crate::bench::UncontendedRep,
     /// A torture run.
     pub torture: fn(&TortureConfig) -> TortureReport,
+    /// One repetition of `bench ipc` with this lock as the big kernel lock
+    /// (`bkl(name)`); `None` for peers, whose guards borrow the mutex.
+    pub ipc_bkl: Option<IpcRun>,
+    /// The same with the big lock elided (`elide(name)`).
+    pub ipc_elide: Option<IpcRun>,
 }
 
 fn entry<L: LabLock>(info: LockInfo, peer: bool) -> Entry {
@@ -38,6 +45,8 @@ fn entry<L: LabLock>(info: LockInfo, peer: bool) -> Entry {
         spin: spin::run_rep::<L>,
         uncontended: uncontended::run_rep::<L>,
         torture: torture::run::<L>,
+        ipc_bkl: None,
+        ipc_elide: None,
     }
 }
 
@@ -45,7 +54,10 @@ fn own<R>() -> Entry
 where
     R: lock_api::RawMutex + Described + Send + Sync + 'static,
 {
-    entry::<Raw<R>>(R::INFO, false)
+    Entry {
+        ipc_bkl: Some(ipc::run_rep::<Bkl<R>>),
+        ..entry::<Raw<R>>(R::INFO, false)
+    }
 }
 
 const STD: LockInfo = LockInfo {

@@ -12,6 +12,7 @@ use crate::results::{Point, Rep, RunMeta};
 use crate::store::RunSummary;
 
 pub mod hash;
+pub mod ipc;
 
 /// The lock name of the uncontended physical floor that ratios refer to.
 pub const FLOOR: &str = "floor";
@@ -35,6 +36,7 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
             .collect();
     let hash_points: Vec<&Point> = points.iter().filter(|p| p.bench == "hash").collect();
     let hash_crossover = hash::crossover_json(&hash_points);
+    let ipc_points: Vec<&Point> = points.iter().filter(|p| p.bench == "ipc").collect();
     let points: Vec<Value> = points
         .iter()
         .map(|p| {
@@ -57,10 +59,13 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
                 "ratio_to_floor": ratio_to_floor(p, points).map_or(Value::Null, num),
                 "repetitions": serde_json::to_value(&p.reps).unwrap_or(Value::Null),
             });
-            if p.bench == "hash" {
-                if let (Value::Object(v), Value::Object(extra)) = (&mut v, hash::point_json(p)) {
-                    v.extend(extra);
-                }
+            let extra = match p.bench.as_str() {
+                "hash" => Some(hash::point_json(p)),
+                "ipc" => Some(ipc::point_json(meta, p, &ipc_points)),
+                _ => None,
+            };
+            if let (Value::Object(v), Some(Value::Object(extra))) = (&mut v, extra) {
+                v.extend(extra);
             }
             v
         })
@@ -131,6 +136,10 @@ pub fn render_text(meta: &RunMeta, points: &[Point]) -> String {
             // One report over every update fraction: they are its columns.
             out.push('\n');
             hash::tables(&mut out, &of_bench);
+            continue;
+        }
+        if bench == "ipc" {
+            ipc::tables(&mut out, meta, &of_bench);
             continue;
         }
         for (params, group) in by_params(&of_bench) {
@@ -601,6 +610,7 @@ mod tests {
             p999_ns: 10_000 * u64::from(i + 1),
             max_ns: 99_999,
             hash: None,
+            ipc: None,
         }
     }
 

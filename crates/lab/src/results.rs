@@ -83,6 +83,38 @@ pub struct Rep {
     /// points the latency fields above are those of sampled lookups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<HashMetrics>,
+    /// What only the kernel IPC benchmark measures (`None` for the other
+    /// benchmarks and for repetitions stored before schema 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<IpcMetrics>,
+}
+
+/// One repetition's emulated-kernel counters over the measured window (see
+/// `bench::ipc`). `Rep::total_ops` counts one-way IPCs (system calls) and
+/// `Rep::ns_per_op` is the time one core spends per one-way IPC.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IpcMetrics {
+    /// Time-stamp ticks (TSC cycles) the window lasted.
+    pub ticks: u64,
+    /// Messages moved (replies included).
+    pub transfers: u64,
+    /// Context switches.
+    pub switches: u64,
+    /// Kernel critical sections timed (0 unless the point measured hold
+    /// times) and their total length in ticks.
+    pub holds: u64,
+    /// See `holds`.
+    pub hold_ticks: u64,
+    /// Times an idle core scheduled.
+    pub idle_entries: u64,
+    /// Timer preemptions.
+    pub preemptions: u64,
+    /// Kernel entries run as hardware transactions (elision).
+    pub elided: u64,
+    /// Kernel entries that took the fall-back lock (elision).
+    pub fallbacks: u64,
+    /// Transactions aborted (elision).
+    pub aborts: u64,
 }
 
 /// One repetition's hash-table measurements beyond throughput (see

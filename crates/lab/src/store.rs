@@ -60,6 +60,11 @@ pub const MIGRATIONS: &[Migration] = &[
         // JSON of `HashMetrics`; NULL for the other benchmarks.
         apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN hash TEXT;"),
     },
+    Migration {
+        what: "add the kernel IPC metrics of a repetition to reps (schema 4)",
+        // JSON of `IpcMetrics`; NULL for the other benchmarks.
+        apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN ipc TEXT;"),
+    },
 ];
 
 /// The newest schema version this build reads and writes.
@@ -327,8 +332,8 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
-                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 )
                 .map_err(fail)?;
             for r in &p.reps {
@@ -337,6 +342,10 @@ impl Store {
                     .hash
                     .as_ref()
                     .map(|h| serde_json::to_string(h).expect("hash metrics serialise"));
+                let ipc = r
+                    .ipc
+                    .as_ref()
+                    .map(|m| serde_json::to_string(m).expect("ipc metrics serialise"));
                 insert
                     .execute(params![
                         point_id,
@@ -353,6 +362,7 @@ impl Store {
                         r.p999_ns as i64,
                         r.max_ns as i64,
                         hash,
+                        ipc,
                     ])
                     .map_err(fail)?;
             }
@@ -444,7 +454,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op,
-                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash
+                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc
                  FROM reps WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)
                  ORDER BY point_id, rep",
             )
@@ -501,6 +511,11 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         .map(|text| serde_json::from_str(&text))
         .transpose()
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(13, Type::Text, Box::new(e)))?;
+    let ipc = row
+        .get::<_, Option<String>>(14)?
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(14, Type::Text, Box::new(e)))?;
     Ok(Rep {
         rep: row.get(1)?,
         wall_s: real(2)?,
@@ -515,6 +530,7 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         p999_ns: bits(11)?,
         max_ns: bits(12)?,
         hash,
+        ipc,
     })
 }
 
@@ -612,7 +628,7 @@ fn hint(e: &rusqlite::Error) -> &'static str {
 mod tests {
     use super::*;
     use crate::error::EXIT_INPUT;
-    use crate::results::HashMetrics;
+    use crate::results::{HashMetrics, IpcMetrics};
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -658,6 +674,7 @@ mod tests {
             p999_ns: 15_000,
             max_ns: u64::MAX,
             hash: None,
+            ipc: None,
         }
     }
 
@@ -1059,6 +1076,8 @@ mod tests {
         let (_, points) = store.load(1).unwrap();
         assert_eq!(points[0].reps[0].total_ops, 10);
         assert_eq!(points[0].reps[0].hash, None);
+        // Every later step ran too: the kernel IPC metrics column (schema 4).
+        assert_eq!(points[0].reps[0].ipc, None);
 
         let run = store.begin_run(&meta()).unwrap();
         let mut p = point("bucket-spin", 2);
@@ -1089,6 +1108,7 @@ mod tests {
             && (a.p50_ns, a.p99_ns, a.p999_ns, a.max_ns)
                 == (b.p50_ns, b.p99_ns, b.p999_ns, b.max_ns)
             && a.hash == b.hash
+            && a.ipc == b.ipc
     }
 
     fn any_rep() -> impl Strategy<Value = Rep> {
@@ -1100,6 +1120,7 @@ mod tests {
             ANY,
             any::<[u64; 4]>(),
             proptest::option::of(any::<([u64; 3], Option<u64>)>()),
+            proptest::option::of(any::<[u64; 10]>()),
         )
             .prop_map(
                 |(
@@ -1109,6 +1130,7 @@ mod tests {
                     jain,
                     p,
                     hash,
+                    ipc,
                 )| Rep {
                     rep,
                     wall_s,
@@ -1127,6 +1149,18 @@ mod tests {
                         updates,
                         backlog_peak_bytes: backlog,
                         mem_peak_bytes: mem,
+                    }),
+                    ipc: ipc.map(|m| IpcMetrics {
+                        ticks: m[0],
+                        transfers: m[1],
+                        switches: m[2],
+                        holds: m[3],
+                        hold_ticks: m[4],
+                        idle_entries: m[5],
+                        preemptions: m[6],
+                        elided: m[7],
+                        fallbacks: m[8],
+                        aborts: m[9],
                     }),
                 },
             )

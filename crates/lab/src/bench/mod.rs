@@ -5,6 +5,7 @@
 //! it finished.
 
 pub mod hash;
+pub mod ipc;
 pub mod spin;
 pub mod uncontended;
 pub mod workload;
@@ -152,6 +153,7 @@ fn rep_of<'h>(
             ticks_to_ns(hist.max())
         },
         hash,
+        ipc: None,
     }
 }
 
@@ -349,6 +351,138 @@ pub fn run_hash(
                     reps: stamp(reps),
                 })?;
             }
+        }
+    }
+    Ok(true)
+}
+
+/// The kernel IPC benchmarks: every variant at every point of every mode.
+pub struct IpcPlan {
+    /// Kernel variants, in display order.
+    pub variants: Vec<ipc::IpcVariant>,
+    /// Measurements, in order.
+    pub modes: Vec<ipc::Mode>,
+    /// Core counts of `multi`, `shared` and `hold`.
+    pub cores: Vec<u32>,
+    /// Server delays of `multi`, ns; `shared` and `hold` use the first.
+    pub delays_ns: Vec<u64>,
+    /// Repetitions per point.
+    pub reps: u32,
+    /// Shared by every point.
+    pub cfg: ipc::IpcConfig,
+}
+
+impl IpcPlan {
+    /// Every point, in the order they run.
+    pub fn points(&self) -> Vec<ipc::IpcPoint> {
+        use ipc::{IpcPoint, Mode};
+        let first = self.delays_ns.first().copied().unwrap_or(0);
+        let mut out = Vec::new();
+        for &mode in &self.modes {
+            match mode {
+                Mode::Single => out.push(IpcPoint {
+                    mode,
+                    cores: 1,
+                    delay_ns: 0,
+                }),
+                Mode::Multi => {
+                    for &delay_ns in &self.delays_ns {
+                        for &cores in &self.cores {
+                            out.push(IpcPoint {
+                                mode,
+                                cores,
+                                delay_ns,
+                            });
+                        }
+                    }
+                }
+                Mode::Shared | Mode::Hold => {
+                    for &cores in &self.cores {
+                        out.push(IpcPoint {
+                            mode,
+                            cores,
+                            delay_ns: first,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The variants that run at a point: all but `none` where cores share
+    /// an endpoint (it has no synchronization).
+    pub fn runs_at(&self, pt: &ipc::IpcPoint) -> impl Iterator<Item = &ipc::IpcVariant> {
+        let shared = pt.mode == ipc::Mode::Shared;
+        self.variants
+            .iter()
+            .filter(move |v| !(shared && v.name == "none"))
+    }
+
+    /// Repetitions to run, for progress.
+    pub fn units(&self) -> u64 {
+        self.points()
+            .iter()
+            .map(|p| self.runs_at(p).count() as u64)
+            .sum::<u64>()
+            * u64::from(self.reps)
+    }
+}
+
+/// Runs the kernel IPC benchmarks. Returns `Ok(false)` if interrupted; a
+/// kernel whose invariants break (or that hangs) is a failed check (exit
+/// code 1), after the points finished before it are stored.
+pub fn run_ipc(
+    plan: &IpcPlan,
+    progress: &Progress,
+    sink: &mut dyn FnMut(Point) -> Result<()>,
+) -> Result<bool> {
+    let warm = ipc::IpcConfig {
+        secs: (plan.cfg.secs / 5.0).min(0.05),
+        ..plan.cfg.clone()
+    };
+    for pt in plan.points() {
+        let mut params = serde_json::to_value(&plan.cfg).expect("config serialises");
+        params["mode"] = pt.mode.name().into();
+        params["delay_ns"] = pt.delay_ns.into();
+        let variants: Vec<&ipc::IpcVariant> = plan.runs_at(&pt).collect();
+        let at = format!(
+            "{} × {} cores, delay {} ns",
+            pt.mode.name(),
+            pt.cores,
+            pt.delay_ns
+        );
+        let failed = |e: String| LabError::failed(format!("bench ipc: {at}: {e}"));
+        for v in &variants {
+            if crate::interrupt::requested() {
+                return Ok(false);
+            }
+            progress.step(format!("warm-up {} {at}", v.name));
+            (v.run)(&warm, &pt).map_err(failed)?;
+        }
+        let mut per: Vec<Vec<Rep>> = vec![Vec::new(); variants.len()];
+        for rep in 0..plan.reps {
+            for (i, v) in variants.iter().enumerate() {
+                if crate::interrupt::requested() {
+                    return Ok(false);
+                }
+                progress.step(format!("ipc: {} {at}, rep {}", v.name, rep + 1));
+                let r = (v.run)(&plan.cfg, &pt).map_err(failed)?;
+                if crate::interrupt::requested() {
+                    return Ok(false);
+                }
+                per[i].push(r);
+                progress.done_one();
+            }
+        }
+        for (v, reps) in variants.iter().zip(per) {
+            sink(Point {
+                bench: "ipc".into(),
+                lock: v.name.clone(),
+                threads: pt.cores,
+                params: params.clone(),
+                reps: stamp(reps),
+            })?;
         }
     }
     Ok(true)

@@ -98,6 +98,7 @@ pub fn run_rep<L: LabLock>(cfg: &Config) -> Rep {
         p999_ns: 0,
         max_ns: 0,
         hash: None,
+        ipc: None,
     }
 }
 

@@ -1,0 +1,337 @@
+//! `bench ipc`: the emulated microkernel's IPC benchmarks of seeds 000 and
+//! 002, under each kernel concurrency control.
+//!
+//! - `single`: one core, one client/server pair, no delay: the one-way IPC
+//!   cost of each variant and its overhead over `none` (seed 000 Fig. 1,
+//!   seed 002 Fig. 3).
+//! - `multi`: one pair per core on its own endpoint, the server working an
+//!   exponential delay between receiving and replying (seed 002 §5.1.2):
+//!   total IPC throughput against cores for each delay.
+//! - `shared`: every core's client calls one endpoint that every core's
+//!   server receives on, so fine-grained locks contend too.
+//! - `hold`: the `multi` set-up at the first delay with every kernel
+//!   critical section timed (seed 002 measured 164 cycles on one core and
+//!   323–613 on several for its big lock).
+//!
+//! After every repetition the kernel's invariants are checked; a broken one
+//! fails the run.
+
+use crate::clock::{ns_to_ticks, process_cpu_s, ticks};
+use crate::error::{LabError, Result};
+use crate::results::{IpcMetrics, Rep};
+use locklab_kernel::cc::{Bkl, Concurrency, Fine, NoLock};
+use locklab_kernel::check::{check_kernel, check_programs};
+use locklab_kernel::stats::CoreStats;
+use locklab_kernel::{Config, Kernel, System};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Which measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// One core, one pair, no delay.
+    Single,
+    /// One pair per core, own endpoints, exponential delay.
+    Multi,
+    /// Every client calls one endpoint served by every core's server.
+    Shared,
+    /// `Multi` with every kernel critical section timed.
+    Hold,
+}
+
+impl Mode {
+    /// Every mode, in the order a run measures them.
+    pub const ALL: [Mode; 4] = [Mode::Single, Mode::Multi, Mode::Shared, Mode::Hold];
+
+    /// The CLI and stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Single => "single",
+            Mode::Multi => "multi",
+            Mode::Shared => "shared",
+            Mode::Hold => "hold",
+        }
+    }
+
+    /// The mode a stored name stands for.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// What every point of an `ipc` run shares.
+#[derive(Debug, Clone, Serialize)]
+pub struct IpcConfig {
+    /// Measured seconds per repetition.
+    pub secs: f64,
+    /// Context-switch hardware work, ns.
+    pub switch_ns: u64,
+    /// Whether that work runs inside the kernel's critical section.
+    pub switch_inside: bool,
+    /// Pin emulated core i to CPU i mod CPUs.
+    pub pin: bool,
+}
+
+/// One point: a mode at a core count and delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpcPoint {
+    /// The measurement.
+    pub mode: Mode,
+    /// Emulated cores.
+    pub cores: u32,
+    /// Mean server delay between receiving and replying, ns.
+    pub delay_ns: u64,
+}
+
+/// One repetition of one point under one variant: a measurement, or why the
+/// kernel failed (broken invariants, a hang).
+pub type IpcRun = fn(&IpcConfig, &IpcPoint) -> std::result::Result<Rep, String>;
+
+/// A kernel concurrency control the lab can build by type.
+pub trait Variant: Concurrency + Sized {
+    /// The control, ready to boot a kernel.
+    fn make() -> Self;
+}
+
+impl Variant for NoLock {
+    fn make() -> Self {
+        NoLock
+    }
+}
+
+impl Variant for Fine {
+    fn make() -> Self {
+        Fine::new()
+    }
+}
+
+impl<M> Variant for Bkl<M>
+where
+    M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
+{
+    fn make() -> Self {
+        Bkl::new(M::INFO.name)
+    }
+}
+
+/// The system a point boots.
+fn system(pt: &IpcPoint) -> System {
+    let delay_ticks = ns_to_ticks(pt.delay_ns) as f64;
+    match pt.mode {
+        Mode::Single => System::pingpong(1, 0.0, 0x1bc),
+        Mode::Multi | Mode::Hold => System::pingpong(pt.cores, delay_ticks, 0x1bc),
+        Mode::Shared => System::shared_endpoint(pt.cores, delay_ticks, 0x1bc),
+    }
+}
+
+/// How long a repetition warms up before its window opens.
+fn warm_up(secs: f64) -> Duration {
+    Duration::from_secs_f64((secs / 5.0).clamp(0.005, 0.1))
+}
+
+/// Sleeps `d`, waking early on Ctrl-C.
+fn sleep_interruptible(d: Duration) {
+    let end = Instant::now() + d;
+    while !crate::interrupt::requested() {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+}
+
+/// One repetition of `pt` under variant `C`.
+pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Result<Rep, String> {
+    let sys = system(pt);
+    let kcfg = Config {
+        switch_ticks: ns_to_ticks(cfg.switch_ns),
+        switch_inside: cfg.switch_inside,
+        measure_hold: pt.mode == Mode::Hold,
+    };
+    let k = Arc::new(Kernel::boot(C::make(), &sys, kcfg).map_err(|e| e.0)?);
+    let ncpu = crate::bench::spin::cores();
+    let pin = cfg.pin;
+    let on_start = Arc::new(move |core: u32| {
+        if pin {
+            // Best effort, as for the other benchmarks.
+            crate::machine::pin(core as usize % ncpu);
+        }
+    });
+    let window = Duration::from_secs_f64(cfg.secs);
+    let ((wall, span, cpu, per_core), run) = k
+        .run(sys.programs(), on_start, Duration::from_secs(10), |m| {
+            sleep_interruptible(warm_up(cfg.secs));
+            let (w0, t0, c0, s0) = (Instant::now(), ticks(), process_cpu_s(), m.per_core());
+            sleep_interruptible(window);
+            let (s1, c1, t1, w1) = (m.per_core(), process_cpu_s(), ticks(), Instant::now());
+            let per_core: Vec<CoreStats> = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
+            (w1 - w0, t1.wrapping_sub(t0), c1 - c0, per_core)
+        })
+        .map_err(|h| format!("{}: {h}", k.variant()))?;
+    let v = check_kernel(&k);
+    if !v.is_empty() {
+        return Err(format!("{}: kernel invariants broken: {v}", k.variant()));
+    }
+    let v = check_programs(&k, &run);
+    if !v.is_empty() {
+        return Err(format!("{}: IPC results wrong: {v}", k.variant()));
+    }
+    let total = per_core
+        .iter()
+        .copied()
+        .fold(CoreStats::default(), CoreStats::plus);
+    let wall_s = wall.as_secs_f64();
+    let thread_ops: Vec<u64> = per_core.iter().map(|c| c.syscalls).collect();
+    let ipcs = total.syscalls;
+    Ok(Rep {
+        rep: 0,
+        wall_s,
+        cpu_s: cpu,
+        total_ops: ipcs,
+        throughput_ops_s: ipcs as f64 / wall_s,
+        // Time one core spends per one-way IPC.
+        ns_per_op: if ipcs == 0 {
+            f64::INFINITY
+        } else {
+            wall_s * 1e9 * f64::from(pt.cores) / ipcs as f64
+        },
+        jain: crate::results::jain(&thread_ops),
+        thread_ops,
+        p50_ns: 0,
+        p99_ns: 0,
+        p999_ns: 0,
+        max_ns: 0,
+        hash: None,
+        ipc: Some(IpcMetrics {
+            ticks: span,
+            transfers: total.transfers,
+            switches: total.switches,
+            holds: total.holds,
+            hold_ticks: total.hold_ticks,
+            idle_entries: total.idle_entries,
+            preemptions: total.preemptions,
+            elided: total.elided,
+            fallbacks: total.fallbacks,
+            aborts: total.aborts,
+        }),
+    })
+}
+
+/// TSC cycles per one-way IPC on one core, from a repetition.
+pub fn cycles_per_ipc(r: &Rep, cores: u32) -> f64 {
+    match &r.ipc {
+        Some(m) if r.total_ops > 0 => m.ticks as f64 * f64::from(cores) / r.total_ops as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// Mean kernel critical-section length of a repetition, in ticks (NaN if
+/// not measured).
+pub fn hold_ticks(r: &Rep) -> f64 {
+    match &r.ipc {
+        Some(m) if m.holds > 0 => m.hold_ticks as f64 / m.holds as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// A kernel variant chosen by name: `none`, `fine`, `bkl(L)`, `elide(L)`.
+#[derive(Clone)]
+pub struct IpcVariant {
+    /// The stored name, e.g. `bkl(clh)`.
+    pub name: String,
+    /// Its repetition.
+    pub run: IpcRun,
+    /// Whether it elides its lock with hardware transactions.
+    pub elides: bool,
+}
+
+/// The big lock when a variant names none.
+pub const DEFAULT_LOCK: &str = "clh";
+
+/// Every variant name, for messages.
+pub const VARIANT_NAMES: &str = "none, bkl, bkl(LOCK), fine, elide, elide(LOCK)";
+
+/// Parses `--variants`: `all` or comma-separated names (duplicates dropped,
+/// order kept); `bkl` and `elide` take a mutex of the library in
+/// parentheses (default clh).
+pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
+    let mut out: Vec<IpcVariant> = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let picked = match name {
+            "" => {
+                return Err(LabError::input(format!(
+                    "--variants '{list}': empty name in the list; variants: all, {VARIANT_NAMES}"
+                )))
+            }
+            "all" => ["none", "bkl", "fine", "elide"]
+                .iter()
+                .map(|n| variant(n))
+                .collect::<Result<Vec<_>>>()?,
+            n => vec![variant(n)?],
+        };
+        for v in picked {
+            if !out.iter().any(|o| o.name == v.name) {
+                out.push(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn variant(name: &str) -> Result<IpcVariant> {
+    let (kind, lock) = match name.split_once('(') {
+        Some((k, rest)) => match rest.strip_suffix(')') {
+            Some(l) if !l.trim().is_empty() => (k.trim(), Some(l.trim())),
+            _ => {
+                return Err(LabError::input(format!(
+                    "kernel variant '{name}': write the lock in parentheses, e.g. bkl(ticket)"
+                )))
+            }
+        },
+        None => (name, None),
+    };
+    let simple = |run: IpcRun| {
+        if lock.is_some() {
+            Err(LabError::input(format!(
+                "kernel variant '{name}': {kind} takes no lock (only bkl and elide do)"
+            )))
+        } else {
+            Ok(IpcVariant {
+                name: kind.into(),
+                run,
+                elides: false,
+            })
+        }
+    };
+    match kind {
+        "none" => simple(run_rep::<NoLock>),
+        "fine" => simple(run_rep::<Fine>),
+        "bkl" | "elide" => {
+            let l = lock.unwrap_or(DEFAULT_LOCK);
+            let e = crate::registry::find(l)
+                .map_err(|e| LabError::input(format!("kernel variant '{name}': {}", e.msg)))?;
+            let run = if kind == "bkl" {
+                e.ipc_bkl
+            } else {
+                e.ipc_elide
+            };
+            let run = run.ok_or_else(|| {
+                LabError::input(format!(
+                    "kernel variant '{name}': {l} is a peer whose guard borrows its mutex; \
+                     the kernel's big lock must be one of locklab's own locks (see `locklab locks`)"
+                ))
+            })?;
+            Ok(IpcVariant {
+                name: format!("{kind}({l})"),
+                run,
+                elides: kind == "elide",
+            })
+        }
+        _ => Err(LabError::input(format!(
+            "unknown kernel variant '{name}'; variants: all, {VARIANT_NAMES}"
+        ))),
+    }
+}
