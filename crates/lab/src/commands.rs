@@ -32,6 +32,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             Some(BenchKind::Hash(a)) => bench_hash(&cli, argv, a),
         },
         Cmd::Torture(a) => torture(&cli, a),
+        Cmd::Model(a) => crate::model::run(&cli, a),
         Cmd::Locks => {
             locks(cli.json);
             Ok(0)
