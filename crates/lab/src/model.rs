@@ -359,6 +359,10 @@ pub fn fit_text(f: &Fit, source: &str, core_counts: usize) -> String {
         if f.delay_fixed { " (fixed)" } else { "" }
     );
     match f.r2 {
+        // Six decimals, and how far from 1 when they would round to it.
+        Some(r2) if (0.9999995..1.0).contains(&r2) => {
+            let _ = writeln!(out, "R² = {r2:.6} (1 − {})", sig4(1.0 - r2));
+        }
         Some(r2) => {
             let _ = writeln!(out, "R² = {r2:.6}");
         }
