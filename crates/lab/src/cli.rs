@@ -2,7 +2,7 @@
 //! that name the bad value and what is allowed.
 
 use crate::bench::workload::DelayDist;
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// Most threads a benchmark or torture may start (oversubscription is the point, up to a limit).
@@ -11,6 +11,9 @@ pub const MAX_THREADS: u32 = 256;
 pub const MAX_NS: u64 = 1_000_000_000;
 /// Longest measured time per repetition, seconds.
 pub const MAX_SECS: f64 = 3600.0;
+/// Most cores `model` predicts for or fits (the models go further, but a
+/// list up to this solves in well under a second).
+pub const MODEL_MAX_CORES: u32 = 10_000;
 
 /// locklab: lock algorithms measured on your machine.
 #[derive(Debug, Parser)]
@@ -44,6 +47,8 @@ pub enum Cmd {
         #[arg(value_parser = parse_run)]
         run: RunRef,
     },
+    /// Queueing models of a lock: predict throughput from a service time and a delay, or fit them to a measured curve.
+    Model(ModelArgs),
     /// Plot a run's throughput against threads to an SVG file.
     Plot {
         /// Run id, or `last`.
@@ -101,10 +106,10 @@ pub struct IpcArgs {
     /// calls one endpoint), hold (kernel critical-section lengths).
     #[arg(long, value_parser = parse_modes, default_value = "all")]
     pub modes: ModeList,
-    /// Emulated core counts for multi, shared and hold, comma-separated
+    /// Emulated core counts for multi, shared and hold, like 1,2,4 or 1-4
     /// (default: 1 up to the CPUs this process may use).
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_cores)]
-    pub cores: Option<ThreadList>,
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_emulated_cores)]
+    pub cores: Option<CoreList>,
     /// Mean exponential delay a server works between receiving and
     /// replying, ns, comma-separated; shared and hold use the first.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_ns_list, default_value = "0,250,1000,4000")]
@@ -158,31 +163,6 @@ fn parse_modes(s: &str) -> Result<ModeList, String> {
     Ok(ModeList(v))
 }
 
-fn parse_cores(s: &str) -> Result<ThreadList, String> {
-    let mut v = Vec::new();
-    for part in s.split(',').map(str::trim) {
-        match part.parse::<u64>() {
-            Ok(n) if (1..=u64::from(MAX_CORES)).contains(&n) => {
-                if !v.contains(&(n as u32)) {
-                    v.push(n as u32);
-                }
-            }
-            Ok(n) => {
-                return Err(format!(
-                    "{n} cores is out of range: allowed 1 to {MAX_CORES}"
-                ))
-            }
-            Err(_) => {
-                return Err(format!(
-                    "'{part}' is not a number of cores: allowed 1 to {MAX_CORES}"
-                ))
-            }
-        }
-    }
-    v.sort_unstable();
-    Ok(ThreadList(v))
-}
-
 /// A validated list of durations in ns, ascending, without duplicates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NsList(pub Vec<u64>);
@@ -233,6 +213,175 @@ pub struct HashArgs {
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
     pub pin: bool,
+}
+
+/// `model` and its kinds.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// What to do with the model.
+    #[command(subcommand)]
+    pub kind: ModelKind,
+}
+
+/// The model commands.
+#[derive(Debug, Subcommand)]
+pub enum ModelKind {
+    /// Throughput, queue length and utilisation of N cores on one lock, with the knee and the cores that reach 95 % of the peak.
+    Predict(PredictArgs),
+    /// Fit the machine-repairman model's service time S and delay Z to measured (cores, throughput) points.
+    Fit(FitArgs),
+}
+
+/// Which queueing model `model predict` solves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelName {
+    /// The machine-repairman model of a big lock (seed 002): service time S whatever the queue.
+    Repairman,
+    /// The ticket-lock collapse model (Boyd-Wickizer et al. 2012): service time S + C·k with k cores at the lock.
+    Ticket,
+}
+
+/// Parameters of `model predict`.
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// Service time S: how long one acquisition holds the lock (any time unit, e.g. cycles; more than 0).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_service)]
+    pub service: f64,
+    /// Mean delay Z a core spends outside the lock between acquisitions (same unit; 0 or more).
+    #[arg(long, value_name = "Z", allow_negative_numbers = true, value_parser = parse_delay)]
+    pub delay: f64,
+    /// Core counts: a list and ranges, e.g. 1,2,4,8 or 1-28 or 1-4,8,16 (each 1 to 10000).
+    #[arg(long, value_name = "LIST", allow_negative_numbers = true, value_parser = parse_cores)]
+    pub cores: CoreList,
+    /// The model.
+    #[arg(long, value_enum, default_value = "repairman")]
+    pub model: ModelName,
+    /// With --model ticket: the hand-off cost C each core at the lock adds to S (same unit; 0 or more).
+    #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = parse_handoff)]
+    pub handoff: Option<f64>,
+}
+
+/// Parameters of `model fit`. The measured points come from exactly one
+/// source (the `source` group; only `--csv` so far).
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["csv"])))]
+pub struct FitArgs {
+    /// CSV file of measured points, one `cores,throughput` per line (a header line and `#` comments are allowed); throughput in acquisitions per time unit.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Fit only the points of the K smallest core counts (seed 002 fitted the first 14 of 28: one socket).
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = parse_first)]
+    pub first: Option<usize>,
+    /// Fix the delay Z at this value (in the unit the throughput is per) and fit S alone.
+    #[arg(long, value_name = "Z", allow_negative_numbers = true, value_parser = parse_delay)]
+    pub delay: Option<f64>,
+}
+
+/// A validated list of core counts, ascending, without duplicates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreList(pub Vec<u32>);
+
+/// A positive, finite time in the caller's unit.
+fn parse_positive_time(s: &str, what: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(_) => Err(format!(
+            "{what} '{}' is out of range: allowed a finite number greater than 0",
+            s.trim()
+        )),
+        Err(_) => Err(format!(
+            "'{}' is not a {what}: allowed a finite number greater than 0",
+            s.trim()
+        )),
+    }
+}
+
+/// A finite time of 0 or more in the caller's unit.
+fn parse_time_or_zero(s: &str, what: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(_) => Err(format!(
+            "{what} '{}' is out of range: allowed a finite number of 0 or more",
+            s.trim()
+        )),
+        Err(_) => Err(format!(
+            "'{}' is not a {what}: allowed a finite number of 0 or more",
+            s.trim()
+        )),
+    }
+}
+
+fn parse_service(s: &str) -> Result<f64, String> {
+    parse_positive_time(s, "service time")
+}
+
+fn parse_delay(s: &str) -> Result<f64, String> {
+    parse_time_or_zero(s, "delay")
+}
+
+fn parse_handoff(s: &str) -> Result<f64, String> {
+    parse_time_or_zero(s, "hand-off cost")
+}
+
+fn parse_first(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => usize::try_from(n).map_err(|_| format!("{n} core counts is too many")),
+        _ => Err(format!(
+            "'{}' core counts: allowed a whole number of 1 or more",
+            s.trim()
+        )),
+    }
+}
+
+fn parse_core_count(s: &str, max: u32) -> Result<u32, String> {
+    let s = s.trim();
+    match s.parse::<u64>() {
+        Ok(n) if (1..=u64::from(max)).contains(&n) => Ok(n as u32),
+        Ok(n) => Err(format!("{n} cores is out of range: allowed 1 to {max}")),
+        Err(_) => Err(format!(
+            "'{s}' is not a number of cores: allowed 1 to {max}, \
+             in lists like 1,2,4 and ranges like 1-28"
+        )),
+    }
+}
+
+/// Core counts for the models (up to [`MODEL_MAX_CORES`]).
+fn parse_cores(s: &str) -> Result<CoreList, String> {
+    parse_core_list(s, MODEL_MAX_CORES)
+}
+
+/// Emulated cores for `bench ipc` (up to [`MAX_CORES`]).
+fn parse_emulated_cores(s: &str) -> Result<CoreList, String> {
+    parse_core_list(s, MAX_CORES)
+}
+
+/// A list of core counts and ranges, each 1 to `max`, ascending, without
+/// duplicates.
+fn parse_core_list(s: &str, max: u32) -> Result<CoreList, String> {
+    if s.trim().is_empty() {
+        return Err(
+            "an empty list of cores: give counts like 1,2,4 or ranges like 1-28".to_string(),
+        );
+    }
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((lo, hi)) if !lo.trim().is_empty() => {
+                let (lo, hi) = (parse_core_count(lo, max)?, parse_core_count(hi, max)?);
+                if lo > hi {
+                    return Err(format!(
+                        "'{part}' is a range from high to low: allowed LOW-HIGH, e.g. {hi}-{lo}"
+                    ));
+                }
+                v.extend(lo..=hi);
+            }
+            _ => v.push(parse_core_count(part, max)?),
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(CoreList(v))
 }
 
 /// A validated list of percentages, ascending, without duplicates.
@@ -534,6 +683,38 @@ mod tests {
         assert!(parse_secs("NaN").is_err());
         assert!(parse_secs("inf").is_err());
         assert_eq!(parse_secs("0.5").unwrap(), 0.5);
+    }
+
+    #[test]
+    fn core_lists_take_ranges_and_reject_zero_reversed_and_empty() {
+        assert_eq!(
+            parse_cores("1-4,8,2").unwrap(),
+            CoreList(vec![1, 2, 3, 4, 8])
+        );
+        assert_eq!(parse_cores(" 16 ").unwrap(), CoreList(vec![16]));
+        assert!(parse_cores("0").unwrap_err().contains("1 to 10000"));
+        assert!(parse_cores("1-0").unwrap_err().contains("1 to 10000"));
+        assert!(parse_cores("8-2").unwrap_err().contains("'8-2'"));
+        assert!(parse_cores("-3").unwrap_err().contains("'-3'"));
+        assert!(parse_cores("").unwrap_err().contains("empty"));
+        assert!(parse_cores("1,,2").is_err());
+        assert!(parse_cores("10001").unwrap_err().contains("10001"));
+        assert!(parse_cores("1-x").unwrap_err().contains("'x'"));
+    }
+
+    #[test]
+    fn model_times_reject_what_the_model_cannot_take() {
+        assert_eq!(parse_service("358").unwrap(), 358.0);
+        assert!(parse_service("0").unwrap_err().contains("'0'"));
+        assert!(parse_service("-1").is_err());
+        assert!(parse_service("inf").is_err());
+        assert!(parse_service("NaN").is_err());
+        assert_eq!(parse_delay("0").unwrap(), 0.0);
+        assert!(parse_delay("-0.5").unwrap_err().contains("'-0.5'"));
+        assert!(parse_delay("soon").unwrap_err().contains("'soon'"));
+        assert!(parse_handoff("-1").is_err());
+        assert!(parse_first("0").unwrap_err().contains("'0'"));
+        assert_eq!(parse_first("14").unwrap(), 14);
     }
 
     #[test]

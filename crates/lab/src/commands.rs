@@ -33,6 +33,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             Some(BenchKind::Ipc(a)) => bench_ipc(&cli, argv, a),
         },
         Cmd::Torture(a) => torture(&cli, a),
+        Cmd::Model(a) => crate::model::run(&cli, a),
         Cmd::Locks => {
             locks(cli.json);
             Ok(0)

@@ -10,6 +10,7 @@ pub mod heap;
 pub mod interrupt;
 pub mod lablock;
 pub mod machine;
+pub mod model;
 pub mod peers;
 pub mod plot;
 pub mod rcutorture;

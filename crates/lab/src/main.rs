@@ -25,14 +25,22 @@ fn main() -> ExitCode {
                     },
                 );
             }
-            // One line: clap's first line names the value and the flag; the
+            // One line: clap's first line names the value and the flag,
+            // and the indented lines right under it say what is missing
+            // or allowed ("  --csv <FILE>", "  [possible values: …]"); the
             // rest is a hint we fold into a short suffix.
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("error: bad arguments");
-            eprintln!("{first} (see `locklab --help`)");
+            let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+            let first = lines.next().unwrap_or("error: bad arguments");
+            let detail: Vec<&str> = lines
+                .take_while(|l| l.starts_with("  "))
+                .map(str::trim)
+                .collect();
+            if detail.is_empty() {
+                eprintln!("{first} (see `locklab --help`)");
+            } else {
+                eprintln!("{first} {} (see `locklab --help`)", detail.join(", "));
+            }
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,493 @@
+//! `locklab model` as a user meets it: predictions and fits in text and
+//! JSON, checked against closed forms computed here; bad input gets one
+//! line and exit code 2; nothing touches the results database.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `locklab --db <dir>/t.db ARGS`.
+fn locklab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("--db")
+        .arg(dir.join("t.db"))
+        .args(args)
+        .output()
+        .expect("running locklab")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok_json(o: &Output) -> Value {
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(o));
+    serde_json::from_str(&stdout(o)).expect("JSON on stdout")
+}
+
+/// Exit code 2, no panic, one line naming `needle`.
+fn assert_bad_input(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "{needle:?} not in: {err}");
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs()
+}
+
+/// The repairman's throughput from Erlang's loss formula, written out
+/// here independently of the crate: X(N) = (1 − B(N, Z/S))/S.
+fn erlang_x(s: f64, z: f64, n: u32) -> f64 {
+    let a = z / s;
+    let mut b = 1.0;
+    for k in 1..=n {
+        b = a * b / (f64::from(k) + a * b);
+    }
+    (1.0 - b) / s
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A CSV of seed 002's shape: S = 358 cycles on one socket (1–14 cores),
+/// 613 beyond it (15–28), Z = 2000, as IPCs per second at 2 GHz.
+fn seed_002_csv(dir: &Path) -> PathBuf {
+    let mut text = String::from("cores,throughput\n");
+    for n in 1..=28 {
+        let s = if n <= 14 { 358.0 } else { 613.0 };
+        text.push_str(&format!("{n},{:e}\n", erlang_x(s, 2000.0, n) * 2e9));
+    }
+    let path = dir.join("pingpong.csv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn predict_prints_the_table_knee_and_cores_95() {
+    let d = tempfile::tempdir().unwrap();
+    let o = locklab(
+        d.path(),
+        &[
+            "model",
+            "predict",
+            "--service",
+            "358",
+            "--delay",
+            "2000",
+            "--cores",
+            "1-16",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    // knee = (358 + 2000)/358 = 6.587 to four digits; X(1) = 1/2358.
+    assert!(out.contains("knee N* = (S+Z)/S = 6.587 cores"), "{out}");
+    assert!(out.contains("0.0004241"), "{out}");
+    // cores_95: the first N whose X reaches 95 % of 1/S.
+    let c95 = (1..)
+        .find(|&n| erlang_x(358.0, 2000.0, n) * 358.0 >= 0.95)
+        .unwrap();
+    assert!(
+        out.contains(&format!("from {c95} cores (cores_95)")),
+        "{out}"
+    );
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("CORES"))
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), 16, "{out}");
+    assert!(rows[15].trim_start().starts_with("16 "));
+    assert!(
+        !d.path().join("t.db").exists(),
+        "model must not touch the db"
+    );
+}
+
+#[test]
+fn predict_json_has_the_promised_fields_and_identities() {
+    let d = tempfile::tempdir().unwrap();
+    let (s, z) = (323.0, 1000.0);
+    let v = ok_json(&locklab(
+        d.path(),
+        &[
+            "--json",
+            "model",
+            "predict",
+            "--service",
+            "323",
+            "--delay",
+            "1000",
+            "--cores",
+            "1-4,8,2",
+        ],
+    ));
+    assert_eq!(f(&v["service"]), s);
+    assert_eq!(f(&v["delay"]), z);
+    assert!(rel(f(&v["knee"]), (s + z) / s) < 1e-12);
+    let c95 = v["cores_95"].as_u64().unwrap() as u32;
+    assert!(erlang_x(s, z, c95) * s >= 0.95);
+    assert!(erlang_x(s, z, c95 - 1) * s < 0.95);
+    let points = v["points"].as_array().unwrap();
+    let cores: Vec<u64> = points
+        .iter()
+        .map(|p| p["cores"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cores, [1, 2, 3, 4, 8]);
+    for p in points {
+        let n = p["cores"].as_u64().unwrap() as u32;
+        let x = f(&p["throughput"]);
+        assert!(rel(x, erlang_x(s, z, n)) < 1e-9, "{p}");
+        assert!(rel(f(&p["utilization"]), x * s) < 1e-9, "{p}");
+        // Little's law for the finite source: L + X·Z = N.
+        assert!(
+            rel(f(&p["queue_length"]) + x * z, f64::from(n)) < 1e-9,
+            "{p}"
+        );
+    }
+    assert!(rel(f(&points[0]["throughput"]), 1.0 / (s + z)) < 1e-12);
+}
+
+#[test]
+fn predict_with_the_ticket_model_peaks_then_falls() {
+    let d = tempfile::tempdir().unwrap();
+    let args = |c: &'static str| {
+        [
+            "--json",
+            "model",
+            "predict",
+            "--service",
+            "358",
+            "--delay",
+            "2000",
+            "--cores",
+            "1-40",
+            "--model",
+            "ticket",
+            "--handoff",
+            c,
+        ]
+    };
+    let v = ok_json(&locklab(d.path(), &args("50")));
+    assert_eq!(v["model"], "ticket");
+    assert_eq!(f(&v["handoff"]), 50.0);
+    let peak_n = v["peak"]["cores"].as_u64().unwrap();
+    let peak_x = f(&v["peak"]["throughput"]);
+    let xs: Vec<f64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| f(&p["throughput"]))
+        .collect();
+    assert!(peak_n > 1 && peak_n < 40);
+    assert_eq!(xs[peak_n as usize - 1], peak_x);
+    assert!(xs.iter().all(|&x| x <= peak_x));
+    assert!(xs[39] < 0.8 * peak_x, "no collapse: {xs:?}");
+    // C = 0 is the repairman.
+    let v0 = ok_json(&locklab(d.path(), &args("0")));
+    for p in v0["points"].as_array().unwrap() {
+        let n = p["cores"].as_u64().unwrap() as u32;
+        assert!(rel(f(&p["throughput"]), erlang_x(358.0, 2000.0, n)) < 1e-9);
+    }
+    let text = stdout(&locklab(d.path(), &args("50")[1..]));
+    assert!(text.contains(&format!("at {peak_n} cores")), "{text}");
+}
+
+#[test]
+fn fit_recovers_seed_002_from_the_first_socket() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = seed_002_csv(d.path());
+    let csv = csv.to_str().unwrap();
+    let v = ok_json(&locklab(
+        d.path(),
+        &["--json", "model", "fit", "--csv", csv, "--first", "14"],
+    ));
+    // Per second at 2 GHz: S = 358 cycles = 179 ns.
+    assert!(rel(f(&v["service"]), 358.0 / 2e9) < 1e-6, "{v}");
+    assert!(rel(f(&v["delay"]), 2000.0 / 2e9) < 1e-6, "{v}");
+    assert!(f(&v["r2"]) > 1.0 - 1e-9);
+    assert_eq!(v["first"], 14);
+    assert_eq!(v["parameters"], 2);
+    assert_eq!(v["points"].as_array().unwrap().len(), 14);
+    let residuals = v["residuals"].as_array().unwrap();
+    assert_eq!(residuals.len(), 14);
+    for (p, r) in v["points"].as_array().unwrap().iter().zip(residuals) {
+        assert_eq!(f(&p["residual"]), f(r));
+        // Measured minus model (JSON numbers may read back an ulp off).
+        let y = f(&p["throughput"]);
+        assert!((y - f(&p["model"]) - f(r)).abs() <= 1e-12 * y, "{p}");
+    }
+    // All 28 points mix two service times: a worse fit, a wrong S.
+    let all = ok_json(&locklab(
+        d.path(),
+        &["--json", "model", "fit", "--csv", csv],
+    ));
+    assert!(f(&all["r2"]) < 0.9);
+    assert!(rel(f(&all["service"]), 358.0 / 2e9) > 0.1);
+    assert!(all["first"].is_null());
+    // Text: the values and one row per point.
+    let o = locklab(d.path(), &["model", "fit", "--csv", csv, "--first", "14"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("the first 14 of 28 core counts"), "{out}");
+    assert!(out.contains("S = 1.79000e-7"), "{out}");
+    assert!(out.contains("R² = 1.000000"), "{out}");
+    let rows = out
+        .lines()
+        .skip_while(|l| !l.contains("MEASURED"))
+        .skip(1)
+        .count();
+    assert_eq!(rows, 14, "{out}");
+    assert!(!d.path().join("t.db").exists());
+}
+
+#[test]
+fn fit_with_a_fixed_delay_fits_service_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = seed_002_csv(d.path());
+    let v = ok_json(&locklab(
+        d.path(),
+        &[
+            "--json",
+            "model",
+            "fit",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--first",
+            "14",
+            "--delay",
+            "1e-6",
+        ],
+    ));
+    assert_eq!(v["parameters"], 1);
+    assert_eq!(v["delay_fixed"], true);
+    assert_eq!(f(&v["delay"]), 1e-6);
+    assert!(rel(f(&v["service"]), 358.0 / 2e9) < 1e-6, "{v}");
+}
+
+#[test]
+fn csv_is_lenient_with_headers_comments_and_line_ends_strict_with_data() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.csv");
+    let mut text = String::from("\u{feff}# ping-pong, S = 2, Z = 6\r\nN, X\r\n\r\n");
+    for n in [4, 1, 2, 8, 3, 6] {
+        text.push_str(&format!(" {n} , {:e} \r\n", erlang_x(2.0, 6.0, n)));
+    }
+    std::fs::write(&good, text).unwrap();
+    let v = ok_json(&locklab(
+        d.path(),
+        &["--json", "model", "fit", "--csv", good.to_str().unwrap()],
+    ));
+    assert!(rel(f(&v["service"]), 2.0) < 1e-6, "{v}");
+    assert!(rel(f(&v["delay"]), 6.0) < 1e-6, "{v}");
+    let cores: Vec<u64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["cores"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cores, [1, 2, 3, 4, 6, 8], "points come back sorted");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let good = seed_002_csv(dir).to_str().unwrap().to_string();
+    let bad_field = write("field.csv", "cores,throughput\n1,0.5\n2,abc\n");
+    let short = write("short.csv", "1,0.5\n2\n");
+    let extra = write("extra.csv", "1,0.5,7\n");
+    let empty = write("empty.csv", "");
+    let header_only = write("header.csv", "cores,throughput\n\n");
+    let zero_cores = write("zero.csv", "1,0.5\n0,0.7\n");
+    let half_core = write("half.csv", "1,0.5\n1.5,0.7\n");
+    let negative = write("neg.csv", "1,0.5\n2,-1\n");
+    let zero_x = write("zerox.csv", "1,0.5\n2,0\n");
+    let one_count = write("one.csv", "4,0.5\n4,0.6\n");
+    let missing = dir.join("nosuch.csv").to_str().unwrap().to_string();
+    let predict = |extra: &[&'static str]| {
+        let mut v = vec!["model", "predict"];
+        v.extend_from_slice(extra);
+        v
+    };
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            predict(&["--service", "0", "--delay", "1", "--cores", "1"]),
+            "service time '0' is out of range: allowed a finite number greater than 0".into(),
+        ),
+        (
+            predict(&["--service", "-358", "--delay", "1", "--cores", "1"]),
+            "'-358'".into(),
+        ),
+        (
+            predict(&["--service", "inf", "--delay", "1", "--cores", "1"]),
+            "'inf'".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "-5", "--cores", "1"]),
+            "delay '-5' is out of range: allowed a finite number of 0 or more".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "soon", "--cores", "1"]),
+            "'soon' is not a delay".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "1", "--cores", ""]),
+            "an empty list of cores".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "1", "--cores", "0"]),
+            "0 cores is out of range: allowed 1 to 10000".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "1", "--cores", "1,0,2"]),
+            "0 cores is out of range".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "1", "--cores", "16-1"]),
+            "'16-1' is a range from high to low".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "1", "--cores", "20000"]),
+            "20000 cores is out of range".into(),
+        ),
+        (
+            predict(&["--service", "1", "--delay", "1"]),
+            "--cores <LIST>".into(),
+        ),
+        (
+            predict(&[
+                "--service",
+                "1",
+                "--delay",
+                "1",
+                "--cores",
+                "1",
+                "--model",
+                "mcs",
+            ]),
+            "[possible values: repairman, ticket]".into(),
+        ),
+        (
+            predict(&[
+                "--service",
+                "1",
+                "--delay",
+                "1",
+                "--cores",
+                "1",
+                "--handoff",
+                "3",
+            ]),
+            "--handoff 3 is for --model ticket".into(),
+        ),
+        (
+            predict(&[
+                "--service",
+                "1",
+                "--delay",
+                "1",
+                "--cores",
+                "1",
+                "--model",
+                "ticket",
+            ]),
+            "--model ticket needs --handoff".into(),
+        ),
+        (
+            predict(&[
+                "--service",
+                "1",
+                "--delay",
+                "1",
+                "--cores",
+                "1",
+                "--model",
+                "ticket",
+                "--handoff",
+                "-2",
+            ]),
+            "hand-off cost '-2' is out of range".into(),
+        ),
+        (vec!["model", "fit"], "--csv <FILE>".into()),
+        (
+            vec!["model", "fit", "--csv", &missing],
+            format!("--csv {missing}: cannot read it"),
+        ),
+        (
+            vec!["model", "fit", "--csv", &empty],
+            "no data lines".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &header_only],
+            "no data lines".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &bad_field],
+            "field.csv line 3: 'abc' throughput: allowed a finite number greater than 0".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &short],
+            "short.csv line 2: expected two fields `cores,throughput`, found 1".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &extra],
+            "extra.csv line 1: expected two fields".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &zero_cores],
+            "zero.csv line 2: '0' cores: allowed a whole number from 1 to 10000".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &half_core],
+            "half.csv line 2: '1.5' cores".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &negative],
+            "neg.csv line 2: '-1' throughput".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &zero_x],
+            "zerox.csv line 2: '0' throughput".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &one_count],
+            "1 distinct core count(s) cannot determine 2 parameter(s) (S and Z)".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &good, "--first", "0"],
+            "'0' core counts: allowed a whole number of 1 or more".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &good, "--first", "29"],
+            "--first 29: ".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &good, "--first", "1"],
+            "1 distinct core count(s) cannot determine 2".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &good, "--delay", "-1"],
+            "delay '-1' is out of range".into(),
+        ),
+    ];
+    for (args, needle) in &cases {
+        assert_bad_input(&locklab(dir, args), needle);
+    }
+    let o = locklab(dir, &["model", "fit", "--csv", &good, "--first", "29"]);
+    assert!(stderr(&o).contains("has only 28 distinct core counts"));
+    assert!(!dir.join("t.db").exists());
+}

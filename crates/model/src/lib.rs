@@ -1,0 +1,39 @@
+//! locklab-model: analytic models of lock contention, for explaining what
+//! the lab measures and predicting what it cannot measure (more cores than
+//! the machine has).
+//!
+//! Everything here is pure arithmetic: single-threaded, deterministic, no
+//! I/O, no clock. The same inputs give the same outputs on every run, so
+//! the lab can print a prediction next to a measurement and a test can
+//! check a model's identities exactly.
+//!
+//! [`queueing`] holds the closed queueing models of one lock shared by N
+//! cores:
+//!
+//! - [`queueing::Repairman`], the machine-repairman model of a big kernel
+//!   lock (seed 002, Elphinstone et al., *An Evaluation of Coarse-Grained
+//!   Locking for Multicore Microkernels*, section 4): service time S per
+//!   acquisition, mean delay Z between a core's acquisitions;
+//! - [`queueing::Ticket`], the same chain with a hand-off time that grows
+//!   with the number of waiters (Boyd-Wickizer et al., *Non-scalable locks
+//!   are dangerous*, Ottawa Linux Symposium 2012): throughput peaks, then
+//!   collapses;
+//! - [`queueing::fit()`], a least-squares fit of the repairman model to a
+//!   measured (cores, throughput) curve.
+//!
+//! ```
+//! use locklab_model::queueing::Repairman;
+//!
+//! // Seed 002's fitted big lock: 358 cycles inside, 2000 cycles between.
+//! let bkl = Repairman::new(358.0, 2000.0).unwrap();
+//! let one = bkl.solve(1).unwrap();
+//! assert!((one.throughput - 1.0 / 2358.0).abs() < 1e-15);
+//! assert!((bkl.knee() - 2358.0 / 358.0).abs() < 1e-12);
+//! ```
+//!
+//! Times are in any one unit the caller chooses (ns, cycles, seconds);
+//! throughputs come out in acquisitions per that unit.
+
+#![warn(missing_docs)]
+
+pub mod queueing;

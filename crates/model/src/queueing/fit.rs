@@ -1,0 +1,483 @@
+//! Least-squares fit of the machine-repairman model to a measured curve.
+//!
+//! Seed 002 (section 5.1.2) measured total IPC throughput against the
+//! number of hardware threads and fitted the repairman model to the first
+//! 14 of 28 points (one socket), finding S = 358 and Z = 1999 cycles; it
+//! then predicted the other delays with that S. This module does the
+//! same: given points (N_i, X_i) it finds S and Z (or S alone, Z fixed)
+//! minimising the sum of squared throughput residuals
+//!
+//! ```text
+//! SS_res = Σ (X_i − X(N_i; S, Z))²
+//! ```
+//!
+//! and reports R² = 1 − SS_res/SS_tot with SS_tot = Σ (X_i − mean X)².
+//! When every measured throughput is the same, SS_tot = 0 and R² is
+//! undefined: [`Fit::r2`] is `None` then.
+//!
+//! The optimiser is Levenberg–Marquardt (Marquardt, *J. SIAM* 11(2),
+//! 1963) in the parameters' logarithms, which keeps S and Z positive and
+//! makes the problem indifferent to the time unit. The Jacobian is
+//! analytic: with B = P_0 = B(N, Z/S) (Erlang's loss formula, see
+//! [`super::repairman`]) and L = N − Z·X the queue length,
+//!
+//! ```text
+//! ∂X/∂ln Z = −B·L/S,    ∂X/∂ln S = −X + B·L/S
+//! ```
+//!
+//! (the second because X(N; cS, cZ) = X(N; S, Z)/c). It starts from
+//! points read off the data — S₀ = 1/max X (X ≤ 1/S, so no S above it
+//! fits), Z₀ = N₁/X₁ − S₀ from the smallest core count (X ≤ N/(S + Z)) —
+//! and from a few fixed multiples of them, and keeps the best converged
+//! result. Everything is deterministic: the same points give the same fit.
+//!
+//! Points may come in any order and may repeat a core count (repeated
+//! measurements); they are sorted by cores, repeats kept. `first` = K
+//! keeps the points of the K smallest distinct core counts.
+//!
+//! Identifiability: S and Z are only both determined when the curve bends.
+//! Perfectly linear data (no contention seen) drives S towards 0; a flat
+//! curve (all contention) drives Z towards 0. The fit then reports the
+//! limit it reached, with R² close to 1 — read it as "the data do not pin
+//! this parameter down".
+
+use super::error::{check_delay, ModelError, MAX_CORES};
+use super::repairman::{erlang_b, Repairman};
+use std::fmt;
+
+/// What to fit and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitOptions {
+    /// Fix Z at this value and fit S alone; `None` fits both.
+    pub delay: Option<f64>,
+    /// Fit only the points of the K smallest distinct core counts.
+    pub first: Option<usize>,
+    /// Most Levenberg–Marquardt iterations from each starting point.
+    pub max_iterations: u32,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        Self {
+            delay: None,
+            first: None,
+            max_iterations: 500,
+        }
+    }
+}
+
+/// A fitted repairman model and how well it explains the points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    /// The model with the fitted S and Z.
+    pub model: Repairman,
+    /// Whether Z was fixed by [`FitOptions::delay`] rather than fitted.
+    pub delay_fixed: bool,
+    /// [`FitOptions::first`], as given.
+    pub first: Option<usize>,
+    /// The points fitted, as (cores, measured throughput), sorted by cores.
+    pub points: Vec<(u32, f64)>,
+    /// The fitted model's throughput at each point.
+    pub predicted: Vec<f64>,
+    /// Measured minus predicted throughput at each point.
+    pub residuals: Vec<f64>,
+    /// Σ residual².
+    pub ss_res: f64,
+    /// Σ (measured − mean measured)².
+    pub ss_tot: f64,
+    /// 1 − SS_res/SS_tot; `None` when SS_tot = 0 (all throughputs equal).
+    pub r2: Option<f64>,
+    /// Parameters fitted: 2 (S and Z) or 1 (S, Z fixed).
+    pub parameters: usize,
+    /// Iterations the winning start took.
+    pub iterations: u32,
+}
+
+impl Fit {
+    /// The fitted S.
+    pub fn service(&self) -> f64 {
+        self.model.service()
+    }
+
+    /// The fitted (or fixed) Z.
+    pub fn delay(&self) -> f64 {
+        self.model.delay()
+    }
+}
+
+/// Why points could not be fitted. Point indices are 0-based positions in
+/// the slice given to [`fit()`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FitError {
+    /// A core count that is not a whole number from 1 to [`MAX_CORES`].
+    Cores {
+        /// The point's index.
+        index: usize,
+        /// Its core count.
+        value: f64,
+    },
+    /// A throughput that is not a finite number greater than 0.
+    Throughput {
+        /// The point's index.
+        index: usize,
+        /// Its throughput.
+        value: f64,
+    },
+    /// `first` = 0.
+    FirstZero,
+    /// `first` larger than the number of distinct core counts.
+    FirstTooLarge {
+        /// `first` as given.
+        first: usize,
+        /// Distinct core counts in the points.
+        available: usize,
+    },
+    /// Fewer distinct core counts than parameters to fit.
+    TooFewPoints {
+        /// Distinct core counts fitted.
+        core_counts: usize,
+        /// Parameters to fit.
+        parameters: usize,
+    },
+    /// The fixed delay is not allowed.
+    Model(ModelError),
+    /// No starting point converged within the iteration limit.
+    NotConverged {
+        /// The limit per start.
+        iterations: u32,
+    },
+}
+
+impl fmt::Display for FitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Cores { index, value } => write!(
+                f,
+                "point {}: {value} cores is not allowed: a whole number from 1 to {MAX_CORES}",
+                index + 1
+            ),
+            Self::Throughput { index, value } => write!(
+                f,
+                "point {}: throughput {value} is not allowed: a finite number greater than 0",
+                index + 1
+            ),
+            Self::FirstZero => write!(f, "first 0 core counts: allowed 1 or more"),
+            Self::FirstTooLarge { first, available } => write!(
+                f,
+                "first {first} core counts: the data have only {available} distinct core counts"
+            ),
+            Self::TooFewPoints {
+                core_counts,
+                parameters,
+            } => write!(
+                f,
+                "{core_counts} distinct core count(s) cannot determine {parameters} parameters: \
+                 need at least {parameters}"
+            ),
+            Self::Model(e) => e.fmt(f),
+            Self::NotConverged { iterations } => write!(
+                f,
+                "the fit did not converge within {iterations} iterations from any starting point"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FitError {}
+
+impl From<ModelError> for FitError {
+    fn from(e: ModelError) -> Self {
+        Self::Model(e)
+    }
+}
+
+/// Fits the repairman model to `points` = (cores, throughput): S and Z,
+/// or S alone with `options.delay` fixed. Throughput is in acquisitions
+/// per time unit; S and Z come out in that unit. Cost: O(largest core
+/// count) per iteration.
+pub fn fit(points: &[(f64, f64)], options: &FitOptions) -> Result<Fit, FitError> {
+    let fixed = options.delay.map(check_delay).transpose()?;
+    let mut pts = Vec::with_capacity(points.len());
+    for (index, &(n, x)) in points.iter().enumerate() {
+        if !(n.is_finite() && n.fract() == 0.0 && (1.0..=f64::from(MAX_CORES)).contains(&n)) {
+            return Err(FitError::Cores { index, value: n });
+        }
+        if !(x.is_finite() && x > 0.0) {
+            return Err(FitError::Throughput { index, value: x });
+        }
+        pts.push((n as u32, x));
+    }
+    pts.sort_by_key(|&(n, _)| n); // stable: repeats keep their order
+    let mut counts: Vec<u32> = pts.iter().map(|&(n, _)| n).collect();
+    counts.dedup();
+    if let Some(k) = options.first {
+        if k == 0 {
+            return Err(FitError::FirstZero);
+        }
+        if k > counts.len() {
+            return Err(FitError::FirstTooLarge {
+                first: k,
+                available: counts.len(),
+            });
+        }
+        let last = counts[k - 1];
+        pts.retain(|&(n, _)| n <= last);
+        counts.truncate(k);
+    }
+    let parameters = if fixed.is_some() { 1 } else { 2 };
+    if counts.len() < parameters {
+        return Err(FitError::TooFewPoints {
+            core_counts: counts.len(),
+            parameters,
+        });
+    }
+    let problem = Problem { pts: &pts, fixed };
+    let (theta, iterations) = problem.best(options.max_iterations)?;
+    let (s, z) = problem.params(&theta);
+    let model = Repairman::new(s, z)?;
+    let predicted = problem
+        .eval(&theta, false)
+        .ok_or(FitError::NotConverged {
+            iterations: options.max_iterations,
+        })?
+        .0;
+    let residuals: Vec<f64> = pts.iter().zip(&predicted).map(|(p, f)| p.1 - f).collect();
+    let ss_res = residuals.iter().map(|r| r * r).sum();
+    let mean = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
+    let ss_tot = pts.iter().map(|p| (p.1 - mean).powi(2)).sum();
+    let all_equal = pts.iter().all(|p| p.1 == pts[0].1);
+    Ok(Fit {
+        model,
+        delay_fixed: fixed.is_some(),
+        first: options.first,
+        points: pts.clone(),
+        predicted,
+        residuals,
+        ss_res,
+        ss_tot,
+        r2: (!all_equal).then(|| 1.0 - ss_res / ss_tot),
+        parameters,
+        iterations,
+    })
+}
+
+/// The sorted, validated points and what is fixed. The parameter vector θ
+/// is (ln S) with Z fixed, or (ln S, ln Z).
+struct Problem<'a> {
+    pts: &'a [(u32, f64)],
+    fixed: Option<f64>,
+}
+
+/// Model values at the points, and their derivatives by each θ_j.
+type Eval = (Vec<f64>, Vec<[f64; 2]>);
+
+impl Problem<'_> {
+    fn params(&self, theta: &[f64]) -> (f64, f64) {
+        let s = theta[0].exp();
+        (s, self.fixed.unwrap_or_else(|| theta[1].exp()))
+    }
+
+    /// X(N_i) at θ, with the Jacobian if asked; `None` if anything is not
+    /// finite (a step too far).
+    fn eval(&self, theta: &[f64], jacobian: bool) -> Option<Eval> {
+        let (s, z) = self.params(theta);
+        if !(s.is_finite() && s > 0.0 && z.is_finite()) {
+            return None;
+        }
+        let max = self.pts.last().map_or(1, |p| p.0);
+        let mut f = Vec::with_capacity(self.pts.len());
+        let mut jac = Vec::with_capacity(if jacobian { self.pts.len() } else { 0 });
+        let mut pts = self.pts.iter().peekable();
+        for (n, b) in erlang_b(z / s, max).enumerate() {
+            while let Some(&&(pn, _)) = pts.peek() {
+                if pn as usize != n {
+                    break;
+                }
+                pts.next();
+                let x = (1.0 - b) / s;
+                f.push(x);
+                if jacobian {
+                    let l = n as f64 - z * x;
+                    let dz = -b * l / s;
+                    jac.push([-x - dz, dz]);
+                }
+            }
+        }
+        let finite = f.iter().all(|v| v.is_finite()) && jac.iter().flatten().all(|v| v.is_finite());
+        finite.then_some((f, jac))
+    }
+
+    fn ss(&self, f: &[f64]) -> f64 {
+        self.pts.iter().zip(f).map(|(p, v)| (p.1 - v).powi(2)).sum()
+    }
+
+    /// Deterministic starting points: read off the data, then multiples.
+    fn starts(&self) -> Vec<Vec<f64>> {
+        let peak = self.pts.iter().map(|p| p.1).fold(0.0, f64::max);
+        let s0 = 1.0 / peak;
+        let n1 = self.pts[0].0;
+        let first: Vec<f64> = self.pts.iter().filter(|p| p.0 == n1).map(|p| p.1).collect();
+        let x1 = first.iter().sum::<f64>() / first.len() as f64;
+        let z0 = (f64::from(n1) / x1 - s0).max(1e-3 * s0);
+        match self.fixed {
+            Some(_) => [1.0, 0.5, 2.0, 0.1, 10.0]
+                .iter()
+                .map(|m| vec![(s0 * m).ln()])
+                .collect(),
+            None => [
+                (1.0, 1.0),
+                (0.5, 1.0),
+                (0.5, 2.0),
+                (0.25, 4.0),
+                (1.0, 0.25),
+                (2.0, 1.0),
+            ]
+            .iter()
+            .map(|(ms, mz)| vec![(s0 * ms).ln(), (z0 * mz).ln()])
+            .collect(),
+        }
+    }
+
+    /// The best converged result over all starts: (θ, iterations).
+    fn best(&self, max_iterations: u32) -> Result<(Vec<f64>, u32), FitError> {
+        let mut best: Option<(f64, Vec<f64>, u32)> = None;
+        for start in self.starts() {
+            if let Some((ss, theta, it)) = self.levenberg_marquardt(start, max_iterations) {
+                if best.as_ref().is_none_or(|b| ss < b.0) {
+                    best = Some((ss, theta, it));
+                }
+            }
+        }
+        best.map(|(_, theta, it)| (theta, it))
+            .ok_or(FitError::NotConverged {
+                iterations: max_iterations,
+            })
+    }
+
+    /// One Levenberg–Marquardt descent from `theta`: (SS_res, θ,
+    /// iterations) if it converged within `max_iterations`.
+    fn levenberg_marquardt(
+        &self,
+        mut theta: Vec<f64>,
+        max_iterations: u32,
+    ) -> Option<(f64, Vec<f64>, u32)> {
+        let p = theta.len();
+        let scale: f64 = self.pts.iter().map(|q| q.1 * q.1).sum();
+        let (mut f, mut jac) = self.eval(&theta, true)?;
+        let mut ss = self.ss(&f);
+        let mut lambda = 1e-3;
+        for it in 1..=max_iterations {
+            if ss <= 1e-30 * scale {
+                return Some((ss, theta, it - 1)); // exact fit
+            }
+            // Normal equations: A = JᵀJ, g = Jᵀr with r = X_i − f_i.
+            let mut a = [[0.0f64; 2]; 2];
+            let mut g = [0.0f64; 2];
+            for ((q, fi), ji) in self.pts.iter().zip(&f).zip(&jac) {
+                let r = q.1 - fi;
+                for j in 0..p {
+                    g[j] += ji[j] * r;
+                    for k in 0..p {
+                        a[j][k] += ji[j] * ji[k];
+                    }
+                }
+            }
+            let top = (0..p).map(|j| a[j][j]).fold(0.0, f64::max);
+            if top == 0.0 {
+                return Some((ss, theta, it)); // flat: nothing moves the model
+            }
+            // Marquardt's scaling by the diagonal, floored so that a
+            // parameter the data barely see still gets damped.
+            let d: Vec<f64> = (0..p).map(|j| a[j][j].max(1e-12 * top)).collect();
+            loop {
+                let step = solve(&a, &g, &d, lambda, p);
+                let trial: Option<Vec<f64>> = step
+                    .as_ref()
+                    .map(|st| theta.iter().zip(st).map(|(t, s)| t + s).collect());
+                let accepted = trial
+                    .as_ref()
+                    .and_then(|tr| self.eval(tr, true))
+                    .map(|(tf, tj)| (self.ss(&tf), tf, tj))
+                    .filter(|(tss, _, _)| *tss < ss);
+                match accepted {
+                    Some((tss, tf, tj)) => {
+                        let small_step = step.iter().flatten().all(|s| s.abs() < 1e-12);
+                        let small_gain = ss - tss <= 1e-15 * ss;
+                        theta = trial.unwrap_or(theta);
+                        f = tf;
+                        jac = tj;
+                        ss = tss;
+                        lambda = (lambda / 10.0).max(1e-15);
+                        if small_step || small_gain {
+                            return Some((ss, theta, it));
+                        }
+                        break;
+                    }
+                    None => {
+                        lambda *= 10.0;
+                        if lambda > 1e20 {
+                            // No step downhill at all: a minimum to
+                            // machine precision.
+                            return Some((ss, theta, it));
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Solves (A + λ·diag(d)) δ = g for p = 1 or 2; `None` if singular.
+fn solve(a: &[[f64; 2]; 2], g: &[f64; 2], d: &[f64], lambda: f64, p: usize) -> Option<Vec<f64>> {
+    let a00 = a[0][0] + lambda * d[0];
+    if p == 1 {
+        return (a00 > 0.0).then(|| vec![g[0] / a00]);
+    }
+    let a11 = a[1][1] + lambda * d[1];
+    let det = a00 * a11 - a[0][1] * a[1][0];
+    (det > 0.0 && det.is_finite()).then(|| {
+        vec![
+            (g[0] * a11 - a[0][1] * g[1]) / det,
+            (a00 * g[1] - a[1][0] * g[0]) / det,
+        ]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jacobian_matches_finite_differences() {
+        let pts: Vec<(u32, f64)> = (1..=20).map(|n| (n, 1.0)).collect();
+        for fixed in [None, Some(900.0)] {
+            let pr = Problem { pts: &pts, fixed };
+            let theta: Vec<f64> = match fixed {
+                None => vec![300f64.ln(), 1500f64.ln()],
+                Some(_) => vec![300f64.ln()],
+            };
+            let (_, jac) = pr.eval(&theta, true).unwrap();
+            for j in 0..theta.len() {
+                let h = 1e-6;
+                let mut up = theta.clone();
+                up[j] += h;
+                let mut down = theta.clone();
+                down[j] -= h;
+                let fu = pr.eval(&up, false).unwrap().0;
+                let fd = pr.eval(&down, false).unwrap().0;
+                let (f, _) = pr.eval(&theta, false).unwrap();
+                for i in 0..pts.len() {
+                    let numeric = (fu[i] - fd[i]) / (2.0 * h);
+                    let analytic = jac[i][j];
+                    // Rounding in the difference is about ε·X/h, so allow
+                    // a little of X besides a relative error.
+                    assert!(
+                        (numeric - analytic).abs() <= 1e-6 * numeric.abs() + 1e-9 * f[i],
+                        "point {i}, θ{j}: {numeric} vs {analytic}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! The repairman fit: it recovers the parameters that made a curve, copes
+//! with noise, order, repeats and units, reproduces seed 002's one-socket
+//! fit, and refuses what it cannot fit with a typed error.
+
+use locklab_model::queueing::{fit, FitError, FitOptions, ModelError, Repairman, MAX_CORES};
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs()
+}
+
+/// (cores, X(cores)) of the repairman with S and Z.
+fn curve(s: f64, z: f64, cores: impl IntoIterator<Item = u32>) -> Vec<(f64, f64)> {
+    let m = Repairman::new(s, z).unwrap();
+    cores
+        .into_iter()
+        .map(|n| (f64::from(n), m.throughput(n).unwrap()))
+        .collect()
+}
+
+/// Multiplies each throughput by 1 + e with e uniform in ±`amp`, from a
+/// fixed 64-bit LCG (Knuth's MMIX constants), so the test is repeatable.
+fn noisy(points: &[(f64, f64)], amp: f64, seed: u64) -> Vec<(f64, f64)> {
+    let mut x = seed;
+    points
+        .iter()
+        .map(|&(n, y)| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            (n, y * (1.0 + amp * (2.0 * u - 1.0)))
+        })
+        .collect()
+}
+
+fn opts() -> FitOptions {
+    FitOptions::default()
+}
+
+#[test]
+fn noise_free_curves_give_back_their_parameters() {
+    for (s, z) in [
+        (358.0, 2000.0),
+        (323.0, 500.0),
+        (613.0, 32000.0),
+        (1.0, 1.0),
+        (1e-7, 5e-6),
+        (50.0, 5.0),
+    ] {
+        for cores in [(1..=28).collect::<Vec<u32>>(), vec![1, 2, 4, 8, 16, 32, 64]] {
+            let knee = (s + z) / s;
+            if f64::from(*cores.last().unwrap()) < 1.5 * knee {
+                continue; // no bend in the data: S is not identifiable
+            }
+            let f = fit(&curve(s, z, cores.clone()), &opts()).unwrap();
+            assert!(
+                rel(f.service(), s) < 1e-6 && rel(f.delay(), z) < 1e-6,
+                "S={s} Z={z} cores={cores:?}: fitted S={} Z={}",
+                f.service(),
+                f.delay()
+            );
+            assert!(f.r2.unwrap() > 1.0 - 1e-12);
+            assert_eq!(f.parameters, 2);
+            assert_eq!(f.points.len(), cores.len());
+        }
+    }
+}
+
+#[test]
+fn a_fixed_delay_fits_service_alone() {
+    let pts = curve(358.0, 2000.0, 1..=28);
+    let f = fit(
+        &pts,
+        &FitOptions {
+            delay: Some(2000.0),
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert!(rel(f.service(), 358.0) < 1e-6, "S = {}", f.service());
+    assert_eq!(f.delay(), 2000.0);
+    assert!(f.delay_fixed);
+    assert_eq!(f.parameters, 1);
+    // A wrong fixed Z is a worse fit, and S moves to make up for it.
+    let wrong = fit(
+        &pts,
+        &FitOptions {
+            delay: Some(4000.0),
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert!(wrong.r2.unwrap() < f.r2.unwrap());
+    assert!(rel(wrong.service(), 358.0) > 0.01);
+}
+
+#[test]
+fn noisy_curves_land_within_a_few_per_cent() {
+    for (s, z, seed) in [
+        (358.0, 2000.0, 1),
+        (358.0, 4000.0, 2),
+        (100.0, 300.0, 3),
+        (613.0, 8000.0, 4),
+    ] {
+        let pts = noisy(&curve(s, z, 1..=28), 0.02, seed);
+        let f = fit(&pts, &opts()).unwrap();
+        assert!(
+            rel(f.service(), s) < 0.03 && rel(f.delay(), z) < 0.05,
+            "S={s} Z={z}: fitted S={} Z={}",
+            f.service(),
+            f.delay()
+        );
+        let r2 = f.r2.unwrap();
+        assert!(r2 > 0.98 && r2 < 1.0, "R² = {r2}");
+        // The residuals are what the fit did not explain.
+        for (((_, y), p), r) in f.points.iter().zip(&f.predicted).zip(&f.residuals) {
+            assert_eq!(*r, y - p);
+        }
+        let ss: f64 = f.residuals.iter().map(|r| r * r).sum();
+        assert!(rel(ss, f.ss_res) < 1e-12);
+        assert!(rel(r2, 1.0 - f.ss_res / f.ss_tot) < 1e-12);
+    }
+}
+
+/// Seed 002, section 5.1.2: a fit to the first 14 hardware threads (one
+/// socket) at a 2000-cycle delay gave S = 358, Z = 1999. Past one socket
+/// the lock's holding time rose towards 613 cycles, which a fit over all
+/// 28 points would smear into one wrong S.
+#[test]
+fn seed_002_one_socket_fit() {
+    let mut pts = curve(358.0, 2000.0, 1..=14);
+    pts.extend(curve(613.0, 2000.0, 15..=28));
+    let f = fit(
+        &pts,
+        &FitOptions {
+            first: Some(14),
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert!(rel(f.service(), 358.0) < 1e-6, "S = {}", f.service());
+    assert!(rel(f.delay(), 2000.0) < 1e-6, "Z = {}", f.delay());
+    assert_eq!(f.points.len(), 14);
+    assert_eq!(f.first, Some(14));
+    let all = fit(&pts, &opts()).unwrap();
+    assert!(
+        rel(all.service(), 358.0) > 0.1,
+        "all 28: S = {}",
+        all.service()
+    );
+    assert!(all.r2.unwrap() < f.r2.unwrap());
+}
+
+#[test]
+fn units_order_and_repeats_do_not_change_the_answer() {
+    let base = curve(358.0, 2000.0, 1..=20);
+    let f = fit(&base, &opts()).unwrap();
+    // Per second at 2 GHz instead of per cycle: S and Z in seconds.
+    let per_sec: Vec<(f64, f64)> = base.iter().map(|&(n, x)| (n, x * 2e9)).collect();
+    let g = fit(&per_sec, &opts()).unwrap();
+    assert!(rel(g.service() * 2e9, f.service()) < 1e-6);
+    assert!(rel(g.delay() * 2e9, f.delay()) < 1e-6);
+    // Reversed, with every point twice: same parameters, points sorted.
+    let mut shuffled: Vec<(f64, f64)> = base.iter().rev().copied().collect();
+    shuffled.extend(base.iter().copied());
+    let h = fit(&shuffled, &opts()).unwrap();
+    assert!(rel(h.service(), f.service()) < 1e-9);
+    assert!(rel(h.delay(), f.delay()) < 1e-9);
+    assert_eq!(h.points.len(), 40);
+    assert!(h.points.windows(2).all(|w| w[0].0 <= w[1].0));
+    // first counts distinct core counts, not points.
+    let k = fit(
+        &shuffled,
+        &FitOptions {
+            first: Some(5),
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert_eq!(k.points.len(), 10);
+    assert_eq!(k.points.last().unwrap().0, 5);
+}
+
+#[test]
+fn flat_data_have_no_r2_and_fit_the_plateau() {
+    // Every core count at the lock's peak: Z = 0 is the exact answer.
+    let pts: Vec<(f64, f64)> = (1..=8).map(|n| (f64::from(n), 0.25)).collect();
+    let f = fit(&pts, &opts()).unwrap();
+    assert_eq!(f.r2, None);
+    assert!(rel(f.service(), 4.0) < 1e-6, "S = {}", f.service());
+    assert!(f.delay() < 1e-6 * 4.0, "Z = {}", f.delay());
+}
+
+#[test]
+fn bad_points_are_typed_errors_naming_the_point() {
+    let good = curve(358.0, 2000.0, 1..=10);
+    for (i, bad, want) in [
+        (
+            3,
+            0.0,
+            FitError::Throughput {
+                index: 3,
+                value: 0.0,
+            },
+        ),
+        (
+            0,
+            -1.0,
+            FitError::Throughput {
+                index: 0,
+                value: -1.0,
+            },
+        ),
+        (
+            9,
+            f64::INFINITY,
+            FitError::Throughput {
+                index: 9,
+                value: f64::INFINITY,
+            },
+        ),
+    ] {
+        let mut pts = good.clone();
+        pts[i].1 = bad;
+        assert_eq!(fit(&pts, &opts()), Err(want));
+    }
+    let mut pts = good.clone();
+    pts[2].1 = f64::NAN;
+    assert!(matches!(
+        fit(&pts, &opts()),
+        Err(FitError::Throughput { index: 2, .. })
+    ));
+    for bad in [0.0, -3.0, 2.5, f64::NAN, f64::from(MAX_CORES) + 1.0] {
+        let mut pts = good.clone();
+        pts[4].0 = bad;
+        assert!(
+            matches!(fit(&pts, &opts()), Err(FitError::Cores { index: 4, .. })),
+            "{bad}"
+        );
+    }
+    let e = fit(
+        &good,
+        &FitOptions {
+            delay: Some(-5.0),
+            ..opts()
+        },
+    );
+    assert_eq!(e, Err(FitError::Model(ModelError::Delay(-5.0))));
+    assert!(FitError::Throughput {
+        index: 3,
+        value: -2.0
+    }
+    .to_string()
+    .starts_with("point 4: throughput -2"));
+}
+
+#[test]
+fn too_few_points_and_bad_first_are_refused() {
+    let two = FitError::TooFewPoints {
+        core_counts: 1,
+        parameters: 2,
+    };
+    assert_eq!(fit(&[(1.0, 0.001)], &opts()), Err(two));
+    // Repeats at one core count are still one core count.
+    assert_eq!(fit(&[(4.0, 0.001), (4.0, 0.0011)], &opts()), Err(two));
+    assert_eq!(
+        fit(&[], &opts()),
+        Err(FitError::TooFewPoints {
+            core_counts: 0,
+            parameters: 2
+        })
+    );
+    // With Z fixed one core count is enough.
+    let one = fit(
+        &[(1.0, 0.25)],
+        &FitOptions {
+            delay: Some(3.0),
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert!(rel(one.service(), 1.0) < 1e-9);
+    let pts = curve(358.0, 2000.0, 1..=10);
+    let first = |k| {
+        fit(
+            &pts,
+            &FitOptions {
+                first: Some(k),
+                ..opts()
+            },
+        )
+    };
+    assert_eq!(first(0), Err(FitError::FirstZero));
+    assert_eq!(
+        first(11),
+        Err(FitError::FirstTooLarge {
+            first: 11,
+            available: 10
+        })
+    );
+    assert_eq!(
+        first(1),
+        Err(FitError::TooFewPoints {
+            core_counts: 1,
+            parameters: 2
+        })
+    );
+    assert!(first(10).is_ok());
+}
+
+#[test]
+fn an_iteration_limit_too_small_is_not_converged() {
+    let pts = noisy(&curve(358.0, 2000.0, 1..=28), 0.02, 7);
+    assert_eq!(
+        fit(
+            &pts,
+            &FitOptions {
+                max_iterations: 1,
+                ..opts()
+            }
+        ),
+        Err(FitError::NotConverged { iterations: 1 })
+    );
+}
