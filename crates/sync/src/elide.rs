@@ -903,7 +903,7 @@ mod tests {
     use std::cell::Cell;
     use std::collections::VecDeque;
     use std::panic::{catch_unwind, AssertUnwindSafe};
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Mutex;
 
     const CONFLICT: Abort = Abort::from_status(STATUS_CONFLICT | STATUS_RETRY);
@@ -1209,17 +1209,21 @@ mod tests {
         let _w = Watchdog::new("elide lock busy", HANG);
         // Every attempt starts: only the lock's state decides.
         let l = elided([], Ok(()), 3);
+        let entered = AtomicBool::new(false);
         let (g, o) = std::thread::scope(|s| {
             s.spawn(|| {
                 let held = l.fallback().lock();
                 l.htm.note("held");
-                until(|| l.htm.saw(Event::AbortLockBusy));
+                // (Or once the other thread is in, which it must not be.)
+                until(|| l.htm.saw(Event::AbortLockBusy) || entered.load(Ordering::Relaxed));
                 l.htm.note("released");
                 // SAFETY: taken above, on this thread.
                 unsafe { l.fallback().unlock(held) };
             });
             until(|| l.htm.saw(Event::Note("held")));
-            l.lock_with_outcome()
+            let r = l.lock_with_outcome();
+            entered.store(true, Ordering::Relaxed);
+            r
         });
         assert_eq!(
             l.htm.log(),
@@ -1414,6 +1418,12 @@ mod tests {
 
     #[test]
     fn abort_status_decodes_and_prints() {
+        // The bits as Intel's manual numbers them.
+        let bit = |n: u32| Abort::from_status(1 << n);
+        assert_eq!(bit(0).explicit, Some(0));
+        assert!(bit(1).retry && bit(2).conflict && bit(3).capacity);
+        assert!(bit(4).debug && bit(5).nested);
+        assert_eq!(bit(6), NO_REASON, "reserved");
         let a = Abort::from_status(0x4C00_0001);
         assert_eq!(a.explicit, Some(b'L'));
         assert!(a.is_lock_busy());
