@@ -383,6 +383,7 @@ mod rtm {
     use core::sync::atomic::{AtomicU8, Ordering};
 
     use super::{LOCK_BUSY, NESTED};
+    use crate::util::CachePadded;
 
     /// `xbegin`'s `eax` when the transaction has started (`_XBEGIN_STARTED`):
     /// all ones, which no abort status can be (bits 6–23 are reserved, 0).
@@ -395,7 +396,10 @@ mod rtm {
     /// The cached CPUID answer. Not through `util::sync`: this module is not
     /// compiled under loom. `Relaxed` suffices: every thread that computes
     /// the answer computes the same one, and nothing else is published.
-    static RTM: AtomicU8 = AtomicU8::new(UNKNOWN);
+    /// On a line of its own: debug builds read it inside transactions (in
+    /// `debug_assert!`s), and a neighbour written by other threads would
+    /// abort them.
+    static RTM: CachePadded<AtomicU8> = CachePadded::new(AtomicU8::new(UNKNOWN));
 
     #[inline]
     pub(super) fn available() -> bool {
