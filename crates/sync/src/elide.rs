@@ -903,7 +903,9 @@ pub use raw::{lock_mutex_with_outcome, ElidedMutex};
 mod tests {
     use super::*;
     use crate::util::testing::{hammer, until, Watchdog, HANG};
-    use crate::{AdaptiveSpin, RawClh, RawHybridMutex, RawTicket, RawTicketBackoff, SpinPark};
+    use crate::{
+        AdaptiveSpin, RawClh, RawHybridMutex, RawTicket, RawTicketBackoff, RawTtas, SpinPark,
+    };
     use std::cell::Cell;
     use std::collections::VecDeque;
     use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -1340,10 +1342,60 @@ mod tests {
     #[test]
     fn threads_exclude_each_other_through_rtm_or_its_fallback() {
         // On a CPU without RTM (this lab's machine) this runs the fall-back
-        // path; with RTM, transactions and the fall-back mixed.
+        // path. With RTM, the torture's spin hints inside the section may
+        // abort every transaction: see the next test.
         hammer::<Elided<RawTicket>>(4, 2_000);
         hammer::<Elided<RawClh>>(4, 2_000);
         hammer::<Elided<RawHybridMutex<AdaptiveSpin>>>(4, 2_000);
+    }
+
+    #[test]
+    fn short_sections_keep_a_pair_equal_and_a_count_exact() {
+        // A section with nothing in it that aborts a transaction by itself
+        // (no spin hint, no panic path taken), so that with RTM conflicting
+        // transactions and fall-back sections mix; without RTM, the
+        // fall-back alone. An unfair fall-back, so that preempted waiters
+        // do not convoy with more threads than cores.
+        const THREADS: usize = 4;
+        const ITERS: u64 = 50_000;
+        let _w = Watchdog::new("elide pair", HANG);
+        let m = ElidedMutex::<RawTtas, (u64, u64)>::new((0, 0));
+        let start = std::sync::Barrier::new(THREADS);
+        let per_thread: Vec<(u64, u64)> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        let (mut overlaps, mut transactions) = (0, 0);
+                        for _ in 0..ITERS {
+                            let (mut g, o) = lock_mutex_with_outcome(&m);
+                            // Counted only if the section commits.
+                            overlaps += u64::from(g.0 != g.1);
+                            g.0 += 1;
+                            // Widen the window, without a spin hint.
+                            for i in 0..32 {
+                                std::hint::black_box(i);
+                            }
+                            g.1 = g.0;
+                            drop(g);
+                            transactions += u64::from(o.path == Path::Transaction);
+                        }
+                        (overlaps, transactions)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let overlaps: u64 = per_thread.iter().map(|t| t.0).sum();
+        let transactions: u64 = per_thread.iter().map(|t| t.1).sum();
+        let (a, b) = m.into_inner();
+        assert_eq!(overlaps, 0, "sections overlapped");
+        assert_eq!((a, b), (THREADS as u64 * ITERS, a), "lost update");
+        if rtm_available() {
+            eprintln!("{transactions} of {a} sections ran as transactions");
+        } else {
+            assert_eq!(transactions, 0);
+        }
     }
 
     #[test]
