@@ -820,7 +820,7 @@ impl<R: Described, H> Described for Elided<R, H> {
         fair: false,
         blocking: R::INFO.blocking,
         source: "speculative lock elision: Rajwar & Goodman, MICRO 2001; Intel TSX/RTM (Intel SDM vol. 1 ch. 16); kernel transaction code of seed 002 (Elphinstone et al. 2016, Fig. 1); 3 attempts as glibc's x86 elision",
-        summary: "run the section in an RTM transaction that only reads the lock; after 3 aborts (waiting for the lock to be free between them) take the lock; without RTM, the lock alone",
+        summary: "run the section in an RTM transaction that only reads the lock; after 3 aborts by default (waiting for the lock to be free between them) take the lock; without RTM, the lock alone",
     };
 }
 
