@@ -11,7 +11,7 @@
 //! - [`Fine`] (`fine`): the big reader lock for the kernel, each IPC taking
 //!   the reader side, then the ticket locks of the objects it touches in
 //!   address order; object deletion takes the writer side (seed 002 §3.3).
-//! - `Elide` (`elide`): the big lock elided with hardware transactions,
+//! - [`Elide`] (`elide`): the big lock elided with hardware transactions,
 //!   falling back to taking it (seed 002 §3.4 and Fig. 1).
 //!
 //! [`Kernel`]: crate::Kernel
@@ -154,6 +154,62 @@ impl Concurrency for Fine {
 
 /// Whether this CPU can run hardware transactions (Intel RTM), so that the
 /// `elide` variant elides rather than always taking its fall-back lock.
-pub fn rtm_available() -> bool {
-    false
+pub use locklab::rtm_available;
+
+/// `elide`: the big lock `M` elided with hardware transactions (the
+/// library's [`locklab::Elided`]): a kernel entry runs as one transaction
+/// that reads the lock (so a core that takes it aborts every transaction),
+/// retries a few times, and falls back to taking the lock (seed 002 Fig. 1).
+/// Without RTM every entry takes the lock.
+pub struct Elide<M> {
+    lock: locklab::Elided<M>,
+    name: &'static str,
+}
+
+impl<M: lock_api::RawMutex> Elide<M> {
+    /// The lock `M` elided, reported as `elide(name)`.
+    pub fn new(name: &'static str) -> Self {
+        Elide {
+            lock: locklab::Elided::new(),
+            name,
+        }
+    }
+}
+
+impl<M> Concurrency for Elide<M>
+where
+    M: lock_api::RawMutex + Send + Sync + 'static,
+{
+    type Entry = locklab::elide::ElidedGuard<M::Guard>;
+    type Writer = locklab::elide::ElidedGuard<M::Guard>;
+    const FINE: bool = false;
+    const SHARING: bool = true;
+
+    fn name(&self) -> String {
+        format!("elide({})", self.name)
+    }
+    #[inline(always)]
+    fn enter(&self, st: &mut CoreStats) -> Self::Entry {
+        let (g, o) = self.lock.lock_with_outcome();
+        // Counted after the section began: inside a transaction these are
+        // stores to this core's own stack, rolled back with it on an abort.
+        if g.is_transaction() {
+            st.elided += 1;
+        } else {
+            st.fallbacks += 1;
+        }
+        st.aborts += u64::from(o.aborts);
+        g
+    }
+    #[inline(always)]
+    fn exit(&self, e: Self::Entry) {
+        // SAFETY: `e` is this core's guard from `enter`.
+        unsafe { self.lock.release(e) }
+    }
+    fn enter_writer(&self, st: &mut CoreStats) -> Self::Writer {
+        self.enter(st)
+    }
+    fn exit_writer(&self, w: Self::Writer) {
+        self.exit(w)
+    }
 }

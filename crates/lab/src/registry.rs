@@ -16,7 +16,7 @@ use crate::peers::{PthreadPeer, PthreadRwPeer, StdPeer, StdRwPeer};
 use crate::results::Rep;
 use crate::torture::{self, TortureConfig, TortureReport};
 use locklab::{Described, Family, LockInfo};
-use locklab_kernel::cc::Bkl;
+use locklab_kernel::cc::{Bkl, Elide};
 use std::sync::OnceLock;
 
 /// One lock the lab can measure.
@@ -56,6 +56,7 @@ where
 {
     Entry {
         ipc_bkl: Some(ipc::run_rep::<Bkl<R>>),
+        ipc_elide: Some(ipc::run_rep::<Elide<R>>),
         ..entry::<Raw<R>>(R::INFO, false)
     }
 }

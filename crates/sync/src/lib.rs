@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod block;
+pub mod elide;
 pub mod info;
 pub mod rcu;
 pub mod rw;
@@ -38,6 +39,9 @@ pub use block::park::{SpinParkMutex, SpinYieldMutex};
 pub use block::rwsem::RawRwSem;
 #[cfg(not(loom))]
 pub use block::rwsem::RwSem;
+#[cfg(not(loom))]
+pub use elide::ElidedMutex;
+pub use elide::{rtm_available, Elided, Rtm};
 pub use info::{Described, Family, LockInfo};
 #[cfg(not(loom))]
 pub use rw::BrLock;

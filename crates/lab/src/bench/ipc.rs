@@ -19,7 +19,7 @@
 use crate::clock::{ns_to_ticks, process_cpu_s, ticks};
 use crate::error::{LabError, Result};
 use crate::results::{IpcMetrics, Rep};
-use locklab_kernel::cc::{Bkl, Concurrency, Fine, NoLock};
+use locklab_kernel::cc::{Bkl, Concurrency, Elide, Fine, NoLock};
 use locklab_kernel::check::{check_kernel, check_programs};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
@@ -113,6 +113,15 @@ where
 {
     fn make() -> Self {
         Bkl::new(M::INFO.name)
+    }
+}
+
+impl<M> Variant for Elide<M>
+where
+    M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
+{
+    fn make() -> Self {
+        Elide::new(M::INFO.name)
     }
 }
 

@@ -12,6 +12,7 @@ mod backoff;
 mod brlock;
 mod clh;
 mod condvar;
+mod elide;
 mod futex3;
 mod k42;
 mod mcs;

@@ -1,0 +1,110 @@
+//! Lock elision's fall-back path: hardware that never commits (every
+//! `begin` aborts), so each acquisition makes its attempts, waits for the
+//! fall-back lock to read free between them, and then takes it. Modelled
+//! transactions would give no isolation (loom runs them as plain code), so
+//! a committing transaction is not modelled here; the retry logic around
+//! it is tested in `elide.rs` with scripted hardware.
+
+use crate::harness::{self, ModelLock};
+use locklab::elide::{Abort, Elided, ElidedGuard, Htm, Path};
+use locklab::{RawTicket, Ticket};
+
+/// `RawTicket` as a `lock_api::RawMutex`, which the library leaves out
+/// under loom because loom's atomics cannot be built in a const.
+struct Fallback(RawTicket);
+
+// SAFETY: forwards to `RawTicket`, whose exclusion loom checks in
+// `ticket.rs`.
+unsafe impl lock_api::RawMutex for Fallback {
+    const INIT: Self = panic!("loom's atomics cannot be built in a const");
+    type Guard = Ticket;
+
+    fn lock(&self) -> Ticket {
+        self.0.acquire()
+    }
+
+    fn try_lock(&self) -> Option<Ticket> {
+        self.0.try_acquire()
+    }
+
+    unsafe fn unlock(&self, ticket: Ticket) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.0.release(ticket) }
+    }
+
+    fn is_locked(&self) -> bool {
+        self.0.is_held()
+    }
+}
+
+/// Transactional hardware on which every transaction aborts at once.
+struct NeverCommits;
+
+const CONFLICT: Abort = Abort::from_status(0b110);
+
+// SAFETY: `begin` never returns `Ok`, so there is no transaction to
+// isolate, end or abort.
+unsafe impl Htm for NeverCommits {
+    const INIT: Self = NeverCommits;
+
+    fn available(&self) -> bool {
+        true
+    }
+
+    fn begin(&self) -> Result<(), Abort> {
+        Err(CONFLICT)
+    }
+
+    unsafe fn end(&self) {
+        unreachable!("no transaction ever started")
+    }
+
+    fn abort_lock_busy(&self) -> Abort {
+        unreachable!("no transaction ever started")
+    }
+
+    fn abort_nested(&self) -> Abort {
+        unreachable!("no transaction ever started")
+    }
+
+    fn in_transaction(&self) -> bool {
+        false
+    }
+}
+
+/// Two attempts per acquisition, so each one also waits once.
+const THRESHOLD: u32 = 2;
+
+impl ModelLock for Elided<Fallback, NeverCommits> {
+    type Token = ElidedGuard<Ticket>;
+    fn new() -> Self {
+        Elided::from_parts(Fallback(RawTicket::new()), NeverCommits).with_threshold(THRESHOLD)
+    }
+    fn acquire(&self) -> Self::Token {
+        let (guard, outcome) = self.lock_with_outcome();
+        assert_eq!(outcome.path, Path::Fallback);
+        assert_eq!(outcome.aborts, THRESHOLD);
+        assert_eq!(outcome.last_abort, Some(CONFLICT));
+        guard
+    }
+    fn try_acquire(&self) -> Option<Self::Token> {
+        self.try_lock_with_outcome().map(|(guard, _)| guard)
+    }
+    fn release(&self, guard: Self::Token) {
+        // SAFETY: the harness releases only what it acquired, on the
+        // thread that acquired it.
+        unsafe { Elided::release(self, guard) }
+    }
+}
+
+type Model = Elided<Fallback, NeverCommits>;
+
+#[test]
+fn elide_fallback_two_threads_twice() {
+    harness::mutual_exclusion::<Model>(2, 2);
+}
+
+#[test]
+fn elide_fallback_try_against_lock() {
+    harness::try_against_lock::<Model>();
+}
