@@ -262,10 +262,22 @@ pub struct PredictArgs {
 }
 
 /// Parameters of `model fit`. The measured points come from exactly one
-/// source (the `source` group; only `--csv` so far).
+/// source (the `source` group): a CSV file or a stored `bench ipc` run.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("source").required(true).args(["csv"])))]
+#[command(group(ArgGroup::new("source").required(true).args(["csv", "run"])))]
 pub struct FitArgs {
+    /// A stored `bench ipc` run (id or `last`): its multi ping-pong curve of
+    /// one variant at one delay, throughput in IPCs per ns, so S and Z come
+    /// out in ns (and in TSC cycles).
+    #[arg(long, value_parser = parse_run)]
+    pub run: Option<RunRef>,
+    /// With --run: the kernel variant (default: the run's first bkl(...)).
+    #[arg(long, requires = "run")]
+    pub variant: Option<String>,
+    /// With --run: the server delay of the curve, ns (needed when the run
+    /// measured several).
+    #[arg(long, requires = "run", allow_negative_numbers = true, value_parser = parse_ns)]
+    pub delay_ns: Option<u64>,
     /// CSV file of measured points, one `cores,throughput` per line (a header line and `#` comments are allowed); throughput in acquisitions per time unit.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,

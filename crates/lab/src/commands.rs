@@ -80,7 +80,8 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
     }
 }
 
-fn resolve(store: &Store, run: RunRef) -> Result<i64> {
+/// The id of a run named on the command line (`last`: the newest).
+pub(crate) fn resolve(store: &Store, run: RunRef) -> Result<i64> {
     match run {
         RunRef::Id(id) => Ok(id),
         RunRef::Last => store

@@ -2,11 +2,17 @@
 //! command line. `model predict` solves a model for a list of core counts;
 //! `model fit` fits the machine-repairman model to measured points.
 //!
-//! Nothing here touches the results database: a model is arithmetic on
-//! the arguments (and, for a fit, on a CSV file).
+//! Only `model fit --run` reads the results database (a stored `bench ipc`
+//! run); otherwise a model is arithmetic on the arguments (and, for a fit,
+//! on a CSV file).
 
-use crate::cli::{Cli, FitArgs, ModelArgs, ModelKind, ModelName, PredictArgs, MODEL_MAX_CORES};
+use crate::cli::{
+    Cli, FitArgs, ModelArgs, ModelKind, ModelName, PredictArgs, RunRef, MODEL_MAX_CORES,
+};
 use crate::error::{LabError, Result};
+use crate::report;
+use crate::results::Point;
+use crate::store::Store;
 use locklab_model::queueing::{fit, Fit, FitError, FitOptions, Repairman, Solution, Ticket};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -16,7 +22,7 @@ use std::path::Path;
 pub fn run(cli: &Cli, a: &ModelArgs) -> Result<i32> {
     match &a.kind {
         ModelKind::Predict(p) => predict(cli.json, p),
-        ModelKind::Fit(f) => fit_command(cli.json, f),
+        ModelKind::Fit(f) => fit_command(cli, f),
     }
 }
 
@@ -145,22 +151,148 @@ fn knee_line(m: &Repairman) -> String {
     )
 }
 
-fn fit_command(json_out: bool, a: &FitArgs) -> Result<i32> {
+fn fit_command(cli: &Cli, a: &FitArgs) -> Result<i32> {
+    if let Some(run) = a.run {
+        return fit_run(cli, a, run);
+    }
     let Some(path) = &a.csv else {
-        return Err(LabError::input("model fit needs --csv FILE"));
+        return Err(LabError::input("model fit needs --csv FILE or --run ID"));
     };
     let csv = read_csv(path)?;
     let name = path.display().to_string();
     let f = fit_points(&csv.points, a.first, a.delay, &name, &|i| {
         format!("{name} line {}", csv.lines[i])
     })?;
-    if json_out {
+    if cli.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&fit_json(&f, &name)).expect("serialises")
         );
     } else {
         print!("{}", fit_text(&f, &name, distinct(&csv.points)));
+    }
+    Ok(0)
+}
+
+/// One `multi` curve of a stored `bench ipc` run: (cores, median one-way
+/// IPCs per ns) for `variant` at `delay_ns`.
+pub fn ipc_curve(points: &[Point], variant: &str, delay_ns: u64) -> Vec<(f64, f64)> {
+    let mut v: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| {
+            p.bench == "ipc"
+                && report::ipc::mode(p) == "multi"
+                && p.lock == variant
+                && report::ipc::delay_ns(p) == delay_ns
+        })
+        .map(|p| (f64::from(p.threads), p.stat(|r| r.throughput_ops_s).0 / 1e9))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+/// `model fit --run`: the repairman model fitted to one multi ping-pong
+/// curve of a stored `bench ipc` run.
+fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
+    let store = Store::open(&cli.db)?;
+    let id = crate::commands::resolve(&store, run)?;
+    let (meta, points) = store.load(id)?;
+    let multi: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.bench == "ipc" && report::ipc::mode(p) == "multi")
+        .collect();
+    if multi.is_empty() {
+        return Err(LabError::input(format!(
+            "run {id} has no multi ping-pong points to fit (`locklab bench ipc --modes multi` measures them)"
+        )));
+    }
+    let mut variants: Vec<&str> = multi.iter().map(|p| p.lock.as_str()).collect();
+    variants.dedup();
+    variants.sort_unstable();
+    variants.dedup();
+    let variant = match &a.variant {
+        Some(v) if variants.contains(&v.as_str()) => v.clone(),
+        Some(v) => {
+            return Err(LabError::input(format!(
+                "--variant '{v}': run {id} measured {}",
+                variants.join(", ")
+            )))
+        }
+        None => variants
+            .iter()
+            .find(|v| v.starts_with("bkl("))
+            .map(|v| v.to_string())
+            .ok_or_else(|| {
+                LabError::input(format!(
+                    "run {id} has no bkl variant; choose one with --variant ({})",
+                    variants.join(", ")
+                ))
+            })?,
+    };
+    let mut delays: Vec<u64> = multi
+        .iter()
+        .filter(|p| p.lock == variant)
+        .map(|p| report::ipc::delay_ns(p))
+        .collect();
+    delays.sort_unstable();
+    delays.dedup();
+    let list = || {
+        delays
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let delay = match a.delay_ns {
+        Some(d) if delays.contains(&d) => d,
+        Some(d) => {
+            return Err(LabError::input(format!(
+                "--delay-ns {d}: run {id} measured {variant} at {} ns",
+                list()
+            )))
+        }
+        None if delays.len() == 1 => delays[0],
+        None => {
+            return Err(LabError::input(format!(
+                "run {id} measured {variant} at several delays ({} ns); choose one with --delay-ns",
+                list()
+            )))
+        }
+    };
+    let curve = ipc_curve(&points, &variant, delay);
+    let name = format!("run {id} {variant} at {delay} ns delay (IPCs per ns)");
+    let f = fit_points(&curve, a.first, a.delay, &name, &|i| {
+        format!("{name}, {} cores", curve[i].0)
+    })?;
+    let cycles_per_ns = meta.machine.tsc_hz.map(|hz| hz as f64 / 1e9);
+    if cli.json {
+        let mut v = fit_json(&f, &name);
+        v["variant"] = variant.as_str().into();
+        v["delay_ns"] = delay.into();
+        v["unit"] = "ns".into();
+        if let Some(c) = cycles_per_ns {
+            v["service_cycles"] = (f.service() * c).into();
+            v["delay_cycles"] = (f.delay() * c).into();
+        }
+        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+    } else {
+        print!("{}", fit_text(&f, &name, distinct(&curve)));
+        if let Some(c) = cycles_per_ns {
+            println!(
+                "in TSC cycles: S = {} and Z = {}",
+                sig4(f.service() * c),
+                sig4(f.delay() * c)
+            );
+        }
+        if f.points.len() == f.parameters {
+            println!(
+                "note: {} points for {} parameters: any curve the model can follow is fitted \
+                 exactly, so R² says little; compare the S fitted at each delay instead \
+                 (the model says they agree)",
+                f.points.len(),
+                f.parameters
+            );
+        }
     }
     Ok(0)
 }

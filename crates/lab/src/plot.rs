@@ -22,6 +22,7 @@ use crate::report;
 use crate::results::{Point, RunMeta};
 
 mod hash;
+mod ipc;
 
 /// A chart ready to draw: scaled lines, the y range, the y description.
 struct Chart {
@@ -95,8 +96,9 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-/// The benches a run can be plotted for (`hash` draws its own two charts).
-pub const PLOTTABLE: [&str; 3] = ["spin", "lhp", "hash"];
+/// The benches a run can be plotted for (`hash` draws its own two charts,
+/// `ipc` its own chart with model lines).
+pub const PLOTTABLE: [&str; 4] = ["spin", "lhp", "hash", "ipc"];
 
 /// The distinct parameter sets of a run's points of `bench`, in stored order.
 pub fn param_sets<'a>(points: &'a [Point], bench: &str) -> Vec<&'a Value> {
@@ -166,6 +168,9 @@ pub fn plot_throughput(
     });
     if bench == "hash" {
         return hash::plot(meta, points, out, log_y);
+    }
+    if bench == "ipc" {
+        return ipc::plot(meta, points, out, log_y);
     }
     let sets = param_sets(points, bench);
     let Some(&params) = sets.first() else {

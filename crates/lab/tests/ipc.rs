@@ -132,6 +132,32 @@ fn bench_ipc_measures_checks_and_stores_every_mode() {
     assert!(h["hold_cycles"].as_f64().unwrap() > 0.0, "{h}");
     assert!(find("multi", "fine", 1, 0)["hold_cycles"].is_null());
 
+    // The model fits a stored curve (S and Z in ns and cycles) and the plot
+    // draws it with the model lines.
+    let o = locklab(
+        &db,
+        &["--json", "model", "fit", "--run", "last", "--delay-ns", "0"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(f["variant"], "bkl(ticket)");
+    assert_eq!(f["n"], 2);
+    for k in ["service", "delay", "service_cycles"] {
+        assert!(f[k].as_f64().unwrap() > 0.0, "{k}: {f}");
+    }
+    let svg = db.with_extension("svg");
+    let o = locklab(&db, &["plot", "last", "--out", svg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        drawn.contains("multicore ping-pong") && drawn.contains("model fits"),
+        "no model lines"
+    );
+    assert!(
+        drawn.contains("bkl(ticket) 500 ns: S"),
+        "no fit of the 500 ns curve"
+    );
+
     // The text report reads the same run back.
     let o = locklab(&db, &["show", "last"]);
     let out = text(&o.stdout);
@@ -186,4 +212,74 @@ fn elide_without_rtm_runs_its_fall_back_path_only_when_allowed_and_says_so() {
 /// Whether this CPU has RTM, as the lab sees it.
 fn locklab_rtm() -> bool {
     locklab_kernel::cc::rtm_available()
+}
+
+#[test]
+fn model_fit_of_a_stored_run_says_what_is_missing() {
+    let (_d, db) = tmp();
+    let o = locklab(
+        &db,
+        &[
+            "bench",
+            "ipc",
+            "--variants",
+            "none,fine",
+            "--modes",
+            "multi,single",
+            "--cores",
+            "1,2",
+            "--delay-ns",
+            "0,100",
+            "--secs",
+            "0.02",
+            "--reps",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for (args, needle) in [
+        (&["model", "fit", "--run", "last"][..], "no bkl variant"),
+        (
+            &["model", "fit", "--run", "last", "--variant", "bkl(clh)"][..],
+            "measured fine, none",
+        ),
+        (
+            &["model", "fit", "--run", "last", "--variant", "fine"][..],
+            "several delays (0, 100 ns)",
+        ),
+        (
+            &[
+                "model",
+                "fit",
+                "--run",
+                "last",
+                "--variant",
+                "fine",
+                "--delay-ns",
+                "7",
+            ][..],
+            "--delay-ns 7",
+        ),
+        (&["model", "fit", "--run", "99"][..], "99"),
+    ] {
+        let o = locklab(&db, args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{needle:?} not in: {err}");
+    }
+    let o = locklab(
+        &db,
+        &[
+            "model",
+            "fit",
+            "--run",
+            "last",
+            "--variant",
+            "fine",
+            "--delay-ns",
+            "100",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("in TSC cycles"));
 }
