@@ -566,7 +566,7 @@ impl<C: Concurrency> Kernel<C> {
         let checked = match sc {
             Syscall::Call(c) => self
                 .decode(me, c, ObjKind::Endpoint, rights::SEND)
-                .map(|cap| self.call(core, me, cap.obj, cap.badge, st, kicks)),
+                .map(|cap| self.send_or_call(core, me, cap.obj, cap.badge, true, st, kicks)),
             Syscall::ReplyRecv(c) => match self.decode(me, c, ObjKind::Endpoint, rights::RECV) {
                 Ok(cap) => Ok(self.reply_recv(core, me, cap.obj, st, kicks)),
                 // The reply goes through the reply capability, not the
@@ -578,7 +578,7 @@ impl<C: Concurrency> Kernel<C> {
             },
             Syscall::Send(c) => self
                 .decode(me, c, ObjKind::Endpoint, rights::SEND)
-                .map(|cap| self.send(core, me, cap.obj, cap.badge, st, kicks)),
+                .map(|cap| self.send_or_call(core, me, cap.obj, cap.badge, false, st, kicks)),
             Syscall::Recv(c) => self
                 .decode(me, c, ObjKind::Endpoint, rights::RECV)
                 .map(|cap| self.recv(core, me, cap.obj, st, kicks)),
@@ -741,12 +741,17 @@ impl<C: Concurrency> Kernel<C> {
         ep.transfers.bump();
     }
 
-    fn call(
+    /// `send`, or with `call` set, `call`: hands the message to the first
+    /// waiting receiver (the caller then waits for its reply, the receiver
+    /// owing it), or queues the sender on the endpoint.
+    #[allow(clippy::too_many_arguments)]
+    fn send_or_call(
         &self,
         core: u32,
         me: u32,
         ep_i: u32,
         badge: u64,
+        call: bool,
         st: &mut CoreStats,
         kicks: &mut Kicks,
     ) -> u32 {
@@ -758,43 +763,19 @@ impl<C: Concurrency> Kernel<C> {
                 continue;
             }
             if recv == NIL {
-                t.is_call.set(1);
+                t.is_call.set(u32::from(call));
                 t.send_badge.set(badge);
                 self.block_on_ep(me, ep_i, ThreadState::BlockedOnSend, EpState::Send);
                 return self.pick_next(core);
             }
             self.give_to(me, recv, ep_i, badge, st);
+            if !call {
+                self.make_ready(core, recv, kicks);
+                return me;
+            }
             self.tcbs[recv as usize].reply_to.set(me);
             t.set_state(ThreadState::BlockedOnReply);
             return self.wake_switch(core, recv, kicks);
-        }
-    }
-
-    fn send(
-        &self,
-        core: u32,
-        me: u32,
-        ep_i: u32,
-        badge: u64,
-        st: &mut CoreStats,
-        kicks: &mut Kicks,
-    ) -> u32 {
-        let (t, ep) = (&self.tcbs[me as usize], &self.eps[ep_i as usize]);
-        loop {
-            let recv = self.head_if(ep, EpState::Recv);
-            let _held = self.lock_objs([Some(&t.lock), self.tcb_lock(recv), Some(&ep.lock), None]);
-            if C::FINE && self.head_if(ep, EpState::Recv) != recv {
-                continue;
-            }
-            if recv == NIL {
-                t.is_call.set(0);
-                t.send_badge.set(badge);
-                self.block_on_ep(me, ep_i, ThreadState::BlockedOnSend, EpState::Send);
-                return self.pick_next(core);
-            }
-            self.give_to(me, recv, ep_i, badge, st);
-            self.make_ready(core, recv, kicks);
-            return me;
         }
     }
 

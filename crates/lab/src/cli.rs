@@ -168,15 +168,16 @@ fn parse_modes(s: &str) -> Result<ModeList, String> {
 pub struct NsList(pub Vec<u64>);
 
 fn parse_ns_list(s: &str) -> Result<NsList, String> {
-    let mut v = Vec::new();
-    for part in s.split(',') {
-        let n = parse_ns(part.trim())?;
-        if !v.contains(&n) {
-            v.push(n);
-        }
-    }
+    sorted_list(s, |p| parse_ns(p.trim())).map(NsList)
+}
+
+/// A comma-separated list, each item parsed by `one`, ascending, without
+/// duplicates.
+fn sorted_list<T: Ord>(s: &str, one: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    let mut v = s.split(',').map(one).collect::<Result<Vec<T>, String>>()?;
     v.sort_unstable();
-    Ok(NsList(v))
+    v.dedup();
+    Ok(v)
 }
 
 /// Parameters of `bench hash`.
@@ -401,15 +402,7 @@ fn parse_core_list(s: &str, max: u32) -> Result<CoreList, String> {
 pub struct PctList(pub Vec<u32>);
 
 fn parse_pcts(s: &str) -> Result<PctList, String> {
-    let mut v = Vec::new();
-    for part in s.split(',') {
-        let n = parse_pct(part)?;
-        if !v.contains(&n) {
-            v.push(n);
-        }
-    }
-    v.sort_unstable();
-    Ok(PctList(v))
+    sorted_list(s, parse_pct).map(PctList)
 }
 
 fn parse_count(s: &str, what: &str, max: u64) -> Result<u64, String> {

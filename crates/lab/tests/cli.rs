@@ -1,40 +1,10 @@
 //! The `locklab` binary as a user meets it: bad input gets one line and exit
 //! code 2 and never touches stored results; the main paths store and show.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn locklab(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("running locklab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Exit code 2, no panic, and one line naming `needle`.
-fn assert_bad_input(o: &Output, needle: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
-    assert!(err.contains(needle), "{needle:?} not in: {err}");
-}
-
-fn tmp() -> (tempfile::TempDir, PathBuf) {
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("t.db");
-    (d, db)
-}
+use common::{assert_bad_input, locklab, stderr, stdout, tmp};
+use std::process::Command;
 
 const QUICK: &[&str] = &["--secs", "0.05", "--reps", "1"];
 

@@ -1,36 +1,18 @@
 //! `locklab bench ipc` as a user meets it: the emulated kernel's variants
 //! are measured, checked and stored; bad input gets one line and exit 2.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn locklab(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("running locklab")
-}
-
-fn tmp() -> (tempfile::TempDir, PathBuf) {
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("t.db");
-    (d, db)
-}
+use common::{locklab, tmp};
+use std::path::Path;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Exit code 2, no panic, one line naming `needle`, and no database made.
+/// Bad input (see `common::assert_bad_input`), and no database made.
 fn assert_bad_input(db: &Path, args: &[&str], needle: &str) {
-    let o = locklab(db, args);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
-    assert!(err.contains(needle), "{needle:?} not in: {err}");
+    common::assert_bad_input(&locklab(db, args), needle);
     assert!(
         !db.exists(),
         "{args:?}: a rejected command made the database"

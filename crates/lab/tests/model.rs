@@ -3,39 +3,20 @@
 //! line and exit code 2; nothing touches the results database.
 
 use serde_json::Value;
+mod common;
+
+use common::{assert_bad_input, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Runs `locklab --db <dir>/t.db ARGS`.
 fn locklab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .arg("--db")
-        .arg(dir.join("t.db"))
-        .args(args)
-        .output()
-        .expect("running locklab")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    common::locklab(&dir.join("t.db"), args)
 }
 
 fn ok_json(o: &Output) -> Value {
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(o));
     serde_json::from_str(&stdout(o)).expect("JSON on stdout")
-}
-
-/// Exit code 2, no panic, one line naming `needle`.
-fn assert_bad_input(o: &Output, needle: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
-    assert!(err.contains(needle), "{needle:?} not in: {err}");
 }
 
 fn rel(a: f64, b: f64) -> f64 {

@@ -1,0 +1,42 @@
+//! What every CLI test file needs: running the `locklab` binary against a
+//! database of its own, reading its output, and the bad-input check.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `locklab --db DB ARGS`.
+pub fn locklab(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("running locklab")
+}
+
+/// Standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Exit code 2, no panic, and one line naming `needle`.
+pub fn assert_bad_input(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "{needle:?} not in: {err}");
+}
+
+/// A temporary directory and a database path in it (not created).
+pub fn tmp() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("t.db");
+    (d, db)
+}
