@@ -13,7 +13,9 @@ use crate::error::{LabError, Result};
 use crate::report;
 use crate::results::Point;
 use crate::store::Store;
-use locklab_model::queueing::{fit, Fit, FitError, FitOptions, Repairman, Solution, Ticket};
+use locklab_model::queueing::{
+    fit, fit_family, Fit, FitError, FitOptions, Repairman, Solution, Ticket,
+};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -252,12 +254,7 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
             )))
         }
         None if delays.len() == 1 => delays[0],
-        None => {
-            return Err(LabError::input(format!(
-                "run {id} measured {variant} at several delays ({} ns); choose one with --delay-ns",
-                list()
-            )))
-        }
+        None => return fit_run_family(cli, a, id, &meta, &points, &variant, &delays),
     };
     let curve = ipc_curve(&points, &variant, delay);
     let name = format!("run {id} {variant} at {delay} ns delay (IPCs per ns)");
@@ -287,8 +284,8 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
         if f.points.len() == f.parameters {
             println!(
                 "note: {} points for {} parameters: any curve the model can follow is fitted \
-                 exactly, so R² says little; compare the S fitted at each delay instead \
-                 (the model says they agree)",
+                 exactly, so R² says little; without --delay-ns every delay's curve is fitted \
+                 at once",
                 f.points.len(),
                 f.parameters
             );
@@ -553,6 +550,119 @@ fn sig6(x: f64) -> String {
 
 fn pct(fraction: f64) -> String {
     format!("{:.1} %", 100.0 * fraction)
+}
+
+/// The curves of `variant` at every delay of a stored `bench ipc` run, as
+/// a family for [`fit_family`]: the curve at delay d has Z = z₀ + d/2 per
+/// one-way IPC (a round trip is two system calls and one server delay).
+pub fn ipc_family(points: &[Point], variant: &str, delays: &[u64]) -> Vec<(f64, Vec<(f64, f64)>)> {
+    delays
+        .iter()
+        .map(|&d| (d as f64 / 2.0, ipc_curve(points, variant, d)))
+        .collect()
+}
+
+/// `model fit --run` over every delay at once: one S and one z₀.
+fn fit_run_family(
+    cli: &Cli,
+    a: &FitArgs,
+    id: i64,
+    meta: &crate::results::RunMeta,
+    points: &[Point],
+    variant: &str,
+    delays: &[u64],
+) -> Result<i32> {
+    let fam = ipc_family(points, variant, delays);
+    let name = format!("run {id} {variant} at every delay (IPCs per ns)");
+    let options = FitOptions {
+        delay: a.delay,
+        first: a.first,
+        ..FitOptions::default()
+    };
+    let flat: Vec<(u64, f64)> = fam
+        .iter()
+        .flat_map(|(e, c)| c.iter().map(move |p| ((2.0 * e) as u64, p.0)))
+        .collect();
+    let f = fit_family(&fam, &options).map_err(|e| match e {
+        FitError::NotConverged { .. } => LabError::failed(format!("{name}: {e}")),
+        FitError::Cores { index, .. } | FitError::Throughput { index, .. } => {
+            LabError::input(format!(
+                "{name}: the point at {} ns, {} cores: {e}",
+                flat[index].0, flat[index].1
+            ))
+        }
+        _ => LabError::input(format!("{name}: {e}")),
+    })?;
+    let cycles = meta.machine.tsc_hz.map(|hz| hz as f64 / 1e9);
+    if cli.json {
+        let mut v = fit_json(&f, &name);
+        v["variant"] = variant.into();
+        v["joint"] = true.into();
+        v["delays_ns"] = delays.into();
+        v["delay_rule"] = "Z = delay + delay_ns / 2 per one-way IPC".into();
+        v["unit"] = "ns".into();
+        if let Value::Array(pts) = &mut v["points"] {
+            for (p, e) in pts.iter_mut().zip(&f.extra) {
+                p["delay_ns"] = ((2.0 * e).round() as u64).into();
+            }
+        }
+        if let Some(c) = cycles {
+            v["service_cycles"] = (f.service() * c).into();
+            v["delay_cycles"] = (f.delay() * c).into();
+        }
+        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        return Ok(0);
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "machine-repairman fit to {name}: {} points at {} delays, {}; each curve's Z is z₀ + delay/2 \
+         (a round trip is two system calls and one server delay)",
+        f.points.len(),
+        delays.len(),
+        if f.delay_fixed {
+            "1 parameter (S; z₀ fixed)"
+        } else {
+            "2 parameters (S and z₀)"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "S = {} ns  z₀ = {} ns{}",
+        sig6(f.service()),
+        sig6(f.delay()),
+        cycles.map_or_else(String::new, |c| format!(
+            "  (TSC cycles: S = {}, z₀ = {})",
+            sig4(f.service() * c),
+            sig4(f.delay() * c)
+        ))
+    );
+    let _ = writeln!(
+        out,
+        "R² = {}",
+        f.r2.map_or_else(
+            || "undefined (all throughputs equal)".into(),
+            |r| format!("{r:.6}")
+        )
+    );
+    let _ = writeln!(
+        out,
+        "{:>9} {:>6} {:>12} {:>12} {:>9}",
+        "DELAY NS", "CORES", "MEASURED", "MODEL", "RESID %"
+    );
+    for (((n, x), m), e) in f.points.iter().zip(&f.predicted).zip(&f.extra) {
+        let _ = writeln!(
+            out,
+            "{:>9} {:>6} {:>12} {:>12} {:>9}",
+            (2.0 * e).round() as u64,
+            n,
+            sig4(*x),
+            sig4(*m),
+            format!("{:+.2}", 100.0 * (x - m) / x)
+        );
+    }
+    print!("{out}");
+    Ok(0)
 }
 
 #[cfg(test)]

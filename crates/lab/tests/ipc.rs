@@ -132,13 +132,24 @@ fn bench_ipc_measures_checks_and_stores_every_mode() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(
-        drawn.contains("multicore ping-pong") && drawn.contains("model fits"),
+        drawn.contains("multicore ping-pong") && drawn.contains("one S per big lock"),
         "no model lines"
     );
     assert!(
-        drawn.contains("bkl(ticket) 500 ns: S"),
-        "no fit of the 500 ns curve"
+        drawn.contains("bkl(ticket): S"),
+        "no fit of the big lock's curves"
     );
+
+    // Without --delay-ns every delay's curve is fitted at once.
+    let o = locklab(&db, &["--json", "model", "fit", "--run", "last"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        (f["joint"].as_bool(), f["n"].as_u64()),
+        (Some(true), Some(4))
+    );
+    assert_eq!(f["delays_ns"], serde_json::json!([0, 500]));
+    assert!(f["points"][3]["delay_ns"] == 500, "{f}");
 
     // The text report reads the same run back.
     let o = locklab(&db, &["show", "last"]);
@@ -224,10 +235,6 @@ fn model_fit_of_a_stored_run_says_what_is_missing() {
         (
             &["model", "fit", "--run", "last", "--variant", "bkl(clh)"][..],
             "measured fine, none",
-        ),
-        (
-            &["model", "fit", "--run", "last", "--variant", "fine"][..],
-            "several delays (0, 100 ns)",
         ),
         (
             &[

@@ -2,7 +2,9 @@
 //! with noise, order, repeats and units, reproduces seed 002's one-socket
 //! fit, and refuses what it cannot fit with a typed error.
 
-use locklab_model::queueing::{fit, FitError, FitOptions, ModelError, Repairman, MAX_CORES};
+use locklab_model::queueing::{
+    fit, fit_family, FitError, FitOptions, ModelError, Repairman, MAX_CORES,
+};
 
 fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()
@@ -321,4 +323,63 @@ fn an_iteration_limit_too_small_is_not_converged() {
         ),
         Err(FitError::NotConverged { iterations: 1 })
     );
+}
+
+/// Two-core curves at four delays, as `bench ipc` measures them on a
+/// two-CPU machine: each curve alone is two points for two parameters, the
+/// family is eight points for two.
+fn two_core_family(s: f64, z: f64, extras: &[f64]) -> Vec<(f64, Vec<(f64, f64)>)> {
+    extras
+        .iter()
+        .map(|&e| (e, curve(s, z + e, [1, 2])))
+        .collect()
+}
+
+#[test]
+fn a_family_of_curves_shares_one_service_time_and_delay() {
+    let extras = [0.0, 125.0, 500.0, 2000.0];
+    let fam = two_core_family(88.0, 25.0, &extras);
+    let f = fit_family(&fam, &opts()).unwrap();
+    assert!(rel(f.service(), 88.0) < 1e-6, "{}", f.service());
+    assert!(rel(f.delay(), 25.0) < 1e-6, "{}", f.delay());
+    assert_eq!((f.points.len(), f.parameters), (8, 2));
+    // Each point keeps its curve's extra delay, curves in the order given.
+    let want: Vec<f64> = extras.iter().flat_map(|&e| [e, e]).collect();
+    assert_eq!(f.extra, want);
+    // With ±2 % noise the shared S still lands close (a lone two-point
+    // curve fits its noise exactly instead).
+    let noisy_fam: Vec<(f64, Vec<(f64, f64)>)> = fam
+        .iter()
+        .enumerate()
+        .map(|(i, (e, c))| (*e, noisy(c, 0.02, 11 + i as u64)))
+        .collect();
+    let f = fit_family(&noisy_fam, &opts()).unwrap();
+    assert!(rel(f.service(), 88.0) < 0.08, "{}", f.service());
+    assert!(f.r2.unwrap() > 0.99, "{:?}", f.r2);
+    // One curve with no extra delay is the single-curve fit.
+    let single = fit(&fam[0].1, &opts()).unwrap();
+    let as_family = fit_family(&fam[..1], &opts()).unwrap();
+    assert!(rel(single.service(), as_family.service()) < 1e-9);
+    assert!(rel(single.delay(), as_family.delay()) < 1e-9);
+}
+
+#[test]
+fn a_family_refuses_bad_extras_and_counts_points_across_curves() {
+    let fam = vec![(0.0, vec![(1.0, 0.01)]), (-1.0, vec![(1.0, 0.005)])];
+    assert!(matches!(fit_family(&fam, &opts()), Err(FitError::Model(_))));
+    // The bad point is the second curve's first: index 1 overall.
+    let fam = vec![(0.0, vec![(1.0, 0.01)]), (10.0, vec![(0.0, 0.005)])];
+    assert!(matches!(
+        fit_family(&fam, &opts()),
+        Err(FitError::Cores { index: 1, .. })
+    ));
+    // One point per curve, two curves: two (curve, cores) pairs determine
+    // S and Z.
+    let fam = two_core_family(50.0, 10.0, &[0.0, 100.0]);
+    let one_each: Vec<(f64, Vec<(f64, f64)>)> = fam.iter().map(|(e, c)| (*e, vec![c[1]])).collect();
+    assert!(fit_family(&one_each, &opts()).is_ok());
+    assert!(matches!(
+        fit_family(&one_each[..1], &opts()),
+        Err(FitError::TooFewPoints { .. })
+    ));
 }

@@ -1,9 +1,10 @@
 //! The plot of a `bench ipc` run, after seed 002 Fig. 4: total IPC
 //! throughput of the multicore ping-pong against cores, one colour per
 //! server delay and one marker per kernel variant (medians, whiskers
-//! min–max), with the machine-repairman model fitted to each big-lock curve
-//! drawn dashed and carried past the measured cores — the prediction of how
-//! far the big lock would scale on a machine with more of them.
+//! min–max), with the machine-repairman model fitted to all of a big lock's
+//! curves at once (one S, Z = z₀ + delay/2) drawn dashed for each delay and
+//! carried past the measured cores — the prediction of how far the big lock
+//! would scale on a machine with more of them.
 
 use std::path::Path;
 
@@ -11,22 +12,26 @@ use plotters::prelude::*;
 
 use super::{draw_titles, machine_line, marker_shape, tick, DrawResult, FONT, PALETTE, SIZE};
 use crate::error::{LabError, Result};
-use crate::model::ipc_curve;
+use crate::model::ipc_family;
 use crate::report::{self, ipc::delay_ns, ipc::mode};
 use crate::results::{Point, RunMeta};
-use locklab_model::queueing::{fit, FitOptions};
+use locklab_model::queueing::{fit_family, FitOptions, Repairman};
 
 /// Most cores a model line is carried to.
 const MAX_X: u32 = 64;
 
-/// A fitted model line: its variant and delay, S and Z in ns, and the
-/// throughput (IPC/s) at 1..=x cores.
+/// A model line: its delay and the throughput (IPC/s) at 1..=x cores.
 struct ModelLine {
-    variant: String,
     delay: u64,
-    s_ns: f64,
-    z_ns: f64,
     values: Vec<(u32, f64)>,
+}
+
+/// A big lock's fit over all its delays.
+struct FamilyFit {
+    variant: String,
+    s_ns: f64,
+    z0_ns: f64,
+    r2: Option<f64>,
 }
 
 fn distinct<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> Vec<T> {
@@ -59,25 +64,32 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let measured_max = multi.iter().map(|p| p.threads).max().unwrap_or(1);
     let x_max = (4 * measured_max).clamp(8, MAX_X).max(measured_max);
 
-    let lines: Vec<ModelLine> = variants
-        .iter()
-        .filter(|v| v.starts_with("bkl("))
-        .flat_map(|v| delays.iter().map(move |&d| (*v, d)))
-        .filter_map(|(v, d)| {
-            let f = fit(&ipc_curve(points, v, d), &FitOptions::default()).ok()?;
-            let values = (1..=x_max)
-                .map(|n| f.model.throughput(n).map(|x| (n, x * 1e9)))
+    // One fit per big lock over all its delays (one S, Z = z₀ + d/2), as
+    // seed 002 predicted every delay from one S; a line per delay.
+    let mut fits: Vec<FamilyFit> = Vec::new();
+    let mut lines: Vec<ModelLine> = Vec::new();
+    for v in variants.iter().filter(|v| v.starts_with("bkl(")) {
+        let Ok(f) = fit_family(&ipc_family(points, v, &delays), &FitOptions::default()) else {
+            continue;
+        };
+        fits.push(FamilyFit {
+            variant: v.to_string(),
+            s_ns: f.service(),
+            z0_ns: f.delay(),
+            r2: f.r2,
+        });
+        for &d in &delays {
+            let Ok(m) = Repairman::new(f.service(), f.delay() + d as f64 / 2.0) else {
+                continue;
+            };
+            if let Ok(values) = (1..=x_max)
+                .map(|n| m.throughput(n).map(|x| (n, x * 1e9)))
                 .collect::<std::result::Result<Vec<_>, _>>()
-                .ok()?;
-            Some(ModelLine {
-                variant: v.to_string(),
-                delay: d,
-                s_ns: f.service(),
-                z_ns: f.delay(),
-                values,
-            })
-        })
-        .collect();
+            {
+                lines.push(ModelLine { delay: d, values });
+            }
+        }
+    }
 
     let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
     let ys = multi
@@ -108,12 +120,12 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         format!(
             "run {run}: multicore ping-pong, total IPC throughput vs cores (medians, whiskers min–max)"
         ),
-        "colour: server delay; marker: kernel variant; dashed: repairman model fitted to each \
-         big-lock curve, carried past the measured cores"
+        "colour: server delay; marker: kernel variant; dashed: the repairman model fitted to all of \
+         a big lock's curves at once, carried past the measured cores"
             .to_string(),
         machine_line(meta),
     ];
-    let legend_lines = delays.len() + variants.len() + lines.len() + 3;
+    let legend_lines = delays.len() + variants.len() + fits.len() + 3;
     let size = (SIZE.0 + 120, SIZE.1.max(120 + 24 * legend_lines as u32));
     let legend_width = 430;
     let mut svg = String::new();
@@ -228,19 +240,22 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
                 )?;
                 legend.draw_text(v, &style, (54, y))?;
             }
-            if !lines.is_empty() {
+            if !fits.is_empty() {
                 y += 34;
-                legend.draw_text("model fits (S, Z per one-way IPC)", &grey, (14, y))?;
-                for l in &lines {
+                legend.draw_text("model: one S per big lock, Z = z₀ + d/2", &grey, (14, y))?;
+                for f in &fits {
                     y += 24;
                     legend.draw(&PathElement::new(
                         vec![(10, y + 8), (44, y + 8)],
-                        color(l.delay).stroke_width(2),
+                        BLACK.stroke_width(2),
                     ))?;
                     legend.draw_text(
                         &format!(
-                            "{} {} ns: S {:.0} ns, Z {:.0} ns",
-                            l.variant, l.delay, l.s_ns, l.z_ns
+                            "{}: S {:.0} ns, z₀ {:.0} ns, R² {}",
+                            f.variant,
+                            f.s_ns,
+                            f.z0_ns,
+                            f.r2.map_or_else(|| "–".into(), |r| format!("{r:.3}"))
                         ),
                         &style,
                         (54, y),

@@ -75,8 +75,13 @@ pub struct Fit {
     pub delay_fixed: bool,
     /// [`FitOptions::first`], as given.
     pub first: Option<usize>,
-    /// The points fitted, as (cores, measured throughput), sorted by cores.
+    /// The points fitted, as (cores, measured throughput), sorted by cores
+    /// (for [`fit_family`], by curve and then cores).
     pub points: Vec<(u32, f64)>,
+    /// Each point's delay beyond the fitted Z: 0 for [`fit()`]; the
+    /// curve's offset for [`fit_family`], whose point i has delay
+    /// Z + `extra[i]`.
+    pub extra: Vec<f64>,
     /// The fitted model's throughput at each point.
     pub predicted: Vec<f64>,
     /// Measured minus predicted throughput at each point.
@@ -196,21 +201,61 @@ impl From<ModelError> for FitError {
 /// per time unit; S and Z come out in that unit. Cost: O(largest core
 /// count) per iteration.
 pub fn fit(points: &[(f64, f64)], options: &FitOptions) -> Result<Fit, FitError> {
-    let fixed = options.delay.map(check_delay).transpose()?;
+    let (pts, counts) = prepare(points, 0, 0.0, options.first)?;
+    solve_points(pts, counts, options)
+}
+
+/// Fits one repairman model to a family of curves measured at different
+/// known extra delays: curve c = (e_c, points) is modelled with delay
+/// Z + e_c, sharing S and Z. Seed 002 fitted one delay's curve and
+/// predicted the others with its S; fitting them together uses every
+/// point, which is what makes the fit determined on a machine with few
+/// cores (two cores give each curve two points). `first` applies to each
+/// curve; point indices in errors count through the curves in order.
+pub fn fit_family(
+    curves: &[(f64, Vec<(f64, f64)>)],
+    options: &FitOptions,
+) -> Result<Fit, FitError> {
+    let mut pts = Vec::new();
+    let mut counts = 0;
+    let mut base = 0;
+    for (e, points) in curves {
+        check_delay(*e)?;
+        let (p, c) = prepare(points, base, *e, options.first)?;
+        pts.extend(p);
+        counts += c;
+        base += points.len();
+    }
+    solve_points(pts, counts, options)
+}
+
+/// A point as fitted: (cores, throughput, extra delay).
+type Tagged = (u32, f64, f64);
+
+/// Validates one curve's points (indices in errors offset by `base`),
+/// sorts them by cores, keeps the `first` smallest core counts, and tags
+/// them with `extra`; returns them and their number of distinct core counts.
+fn prepare(
+    points: &[(f64, f64)],
+    base: usize,
+    extra: f64,
+    first: Option<usize>,
+) -> Result<(Vec<Tagged>, usize), FitError> {
     let mut pts = Vec::with_capacity(points.len());
-    for (index, &(n, x)) in points.iter().enumerate() {
+    for (i, &(n, x)) in points.iter().enumerate() {
+        let index = base + i;
         if !(n.is_finite() && n.fract() == 0.0 && (1.0..=f64::from(MAX_CORES)).contains(&n)) {
             return Err(FitError::Cores { index, value: n });
         }
         if !(x.is_finite() && x > 0.0) {
             return Err(FitError::Throughput { index, value: x });
         }
-        pts.push((n as u32, x));
+        pts.push((n as u32, x, extra));
     }
-    pts.sort_by_key(|&(n, _)| n); // stable: repeats keep their order
-    let mut counts: Vec<u32> = pts.iter().map(|&(n, _)| n).collect();
+    pts.sort_by_key(|&(n, _, _)| n); // stable: repeats keep their order
+    let mut counts: Vec<u32> = pts.iter().map(|&(n, _, _)| n).collect();
     counts.dedup();
-    if let Some(k) = options.first {
+    if let Some(k) = first {
         if k == 0 {
             return Err(FitError::FirstZero);
         }
@@ -221,13 +266,20 @@ pub fn fit(points: &[(f64, f64)], options: &FitOptions) -> Result<Fit, FitError>
             });
         }
         let last = counts[k - 1];
-        pts.retain(|&(n, _)| n <= last);
+        pts.retain(|&(n, _, _)| n <= last);
         counts.truncate(k);
     }
+    Ok((pts, counts.len()))
+}
+
+/// The fit itself, over validated points with `counts` distinct (curve,
+/// cores) pairs.
+fn solve_points(pts: Vec<Tagged>, counts: usize, options: &FitOptions) -> Result<Fit, FitError> {
+    let fixed = options.delay.map(check_delay).transpose()?;
     let parameters = if fixed.is_some() { 1 } else { 2 };
-    if counts.len() < parameters {
+    if counts < parameters {
         return Err(FitError::TooFewPoints {
-            core_counts: counts.len(),
+            core_counts: counts,
             parameters,
         });
     }
@@ -250,7 +302,8 @@ pub fn fit(points: &[(f64, f64)], options: &FitOptions) -> Result<Fit, FitError>
         model,
         delay_fixed: fixed.is_some(),
         first: options.first,
-        points: pts.clone(),
+        points: pts.iter().map(|p| (p.0, p.1)).collect(),
+        extra: pts.iter().map(|p| p.2).collect(),
         predicted,
         residuals,
         ss_res,
@@ -261,10 +314,11 @@ pub fn fit(points: &[(f64, f64)], options: &FitOptions) -> Result<Fit, FitError>
     })
 }
 
-/// The sorted, validated points and what is fixed. The parameter vector θ
-/// is (ln S) with Z fixed, or (ln S, ln Z).
+/// The validated points — (cores, throughput, extra delay), each curve's
+/// sorted by cores — and what is fixed. The parameter vector θ is (ln S)
+/// with Z fixed, or (ln S, ln Z); a point's delay is Z + its extra.
 struct Problem<'a> {
-    pts: &'a [(u32, f64)],
+    pts: &'a [Tagged],
     fixed: Option<f64>,
 }
 
@@ -278,30 +332,45 @@ impl Problem<'_> {
     }
 
     /// X(N_i) at θ, with the Jacobian if asked; `None` if anything is not
-    /// finite (a step too far).
+    /// finite (a step too far). Each run of points with one extra delay
+    /// (one curve) is evaluated along one Erlang-B recurrence.
     fn eval(&self, theta: &[f64], jacobian: bool) -> Option<Eval> {
         let (s, z) = self.params(theta);
         if !(s.is_finite() && s > 0.0 && z.is_finite()) {
             return None;
         }
-        let max = self.pts.last().map_or(1, |p| p.0);
         let mut f = Vec::with_capacity(self.pts.len());
         let mut jac = Vec::with_capacity(if jacobian { self.pts.len() } else { 0 });
-        let mut pts = self.pts.iter().peekable();
-        for (n, b) in erlang_b(z / s, max).enumerate() {
-            while let Some(&&(pn, _)) = pts.peek() {
-                if pn as usize != n {
-                    break;
-                }
-                pts.next();
-                let x = (1.0 - b) / s;
-                f.push(x);
-                if jacobian {
-                    let l = n as f64 - z * x;
-                    let dz = -b * l / s;
-                    jac.push([-x - dz, dz]);
+        let mut start = 0;
+        while start < self.pts.len() {
+            let extra = self.pts[start].2;
+            let len = self.pts[start..]
+                .iter()
+                .take_while(|p| p.2 == extra)
+                .count();
+            let curve = &self.pts[start..start + len];
+            let zc = z + extra;
+            let max = curve.last().map_or(1, |p| p.0);
+            let mut pts = curve.iter().peekable();
+            for (n, b) in erlang_b(zc / s, max).enumerate() {
+                while let Some(&&(pn, _, _)) = pts.peek() {
+                    if pn as usize != n {
+                        break;
+                    }
+                    pts.next();
+                    let x = (1.0 - b) / s;
+                    f.push(x);
+                    if jacobian {
+                        let l = n as f64 - zc * x;
+                        // By ln of this curve's delay; ln Z moves it by
+                        // the share Z/(Z + extra).
+                        let dzc = -b * l / s;
+                        let share = if zc > 0.0 { z / zc } else { 1.0 };
+                        jac.push([-x - dzc, dzc * share]);
+                    }
                 }
             }
+            start += len;
         }
         let finite = f.iter().all(|v| v.is_finite()) && jac.iter().flatten().all(|v| v.is_finite());
         finite.then_some((f, jac))
@@ -315,10 +384,15 @@ impl Problem<'_> {
     fn starts(&self) -> Vec<Vec<f64>> {
         let peak = self.pts.iter().map(|p| p.1).fold(0.0, f64::max);
         let s0 = 1.0 / peak;
-        let n1 = self.pts[0].0;
-        let first: Vec<f64> = self.pts.iter().filter(|p| p.0 == n1).map(|p| p.1).collect();
+        let (n1, e1) = (self.pts[0].0, self.pts[0].2);
+        let first: Vec<f64> = self
+            .pts
+            .iter()
+            .filter(|p| p.0 == n1 && p.2 == e1)
+            .map(|p| p.1)
+            .collect();
         let x1 = first.iter().sum::<f64>() / first.len() as f64;
-        let z0 = (f64::from(n1) / x1 - s0).max(1e-3 * s0);
+        let z0 = (f64::from(n1) / x1 - s0 - e1).max(1e-3 * s0);
         match self.fixed {
             Some(_) => [1.0, 0.5, 2.0, 0.1, 10.0]
                 .iter()
@@ -450,9 +524,19 @@ mod tests {
 
     #[test]
     fn jacobian_matches_finite_differences() {
-        let pts: Vec<(u32, f64)> = (1..=20).map(|n| (n, 1.0)).collect();
-        for fixed in [None, Some(900.0)] {
-            let pr = Problem { pts: &pts, fixed };
+        // One curve, and a family of three with extra delays.
+        let one: Vec<(u32, f64, f64)> = (1..=20).map(|n| (n, 1.0, 0.0)).collect();
+        let family: Vec<(u32, f64, f64)> = [0.0, 250.0, 4000.0]
+            .iter()
+            .flat_map(|&e| (1..=8).map(move |n| (n, 1.0, e)))
+            .collect();
+        for (pts, fixed) in [
+            (&one, None),
+            (&one, Some(900.0)),
+            (&family, None),
+            (&family, Some(900.0)),
+        ] {
+            let pr = Problem { pts, fixed };
             let theta: Vec<f64> = match fixed {
                 None => vec![300f64.ln(), 1500f64.ln()],
                 Some(_) => vec![300f64.ln()],

@@ -25,6 +25,6 @@ pub mod ticket;
 
 pub use chain::Solution;
 pub use error::{ModelError, MAX_CORES};
-pub use fit::{fit, Fit, FitError, FitOptions};
+pub use fit::{fit, fit_family, Fit, FitError, FitOptions};
 pub use repairman::Repairman;
 pub use ticket::Ticket;
