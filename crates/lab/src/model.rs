@@ -626,15 +626,20 @@ fn fit_run_family(
             "2 parameters (S and z₀)"
         }
     );
+    // A z₀ the optimiser drove towards 0 is "too small to see", not a
+    // number with a meaningful exponent.
+    let z0 = if f.delay() < 1e-6 * f.service() {
+        "≈ 0 (too small for these points to resolve)".to_string()
+    } else {
+        format!("= {} ns", sig6(f.delay()))
+    };
     let _ = writeln!(
         out,
-        "S = {} ns  z₀ = {} ns{}",
+        "S = {} ns  z₀ {z0}{}",
         sig6(f.service()),
-        sig6(f.delay()),
         cycles.map_or_else(String::new, |c| format!(
-            "  (TSC cycles: S = {}, z₀ = {})",
-            sig4(f.service() * c),
-            sig4(f.delay() * c)
+            "  (S = {} TSC cycles)",
+            sig4(f.service() * c)
         ))
     );
     let _ = writeln!(
