@@ -272,7 +272,7 @@ fn by_params<'a>(points: &[&'a Point]) -> Vec<(&'a Value, Vec<&'a Point>)> {
 }
 
 /// Distinct values in order of first appearance.
-fn distinct<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> Vec<T> {
+pub(crate) fn distinct<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> Vec<T> {
     let mut v = Vec::new();
     for x in xs {
         if !v.contains(&x) {
@@ -332,12 +332,7 @@ fn spin_tables(out: &mut String, bench: &str, params: &Value, group: &[&Point]) 
     threads.sort_unstable();
     let find = |lock: &str, t: u32| group.iter().find(|p| p.lock == lock && p.threads == t);
 
-    let top = group
-        .iter()
-        .map(|p| p.stat(|r| r.throughput_ops_s).0)
-        .filter(|x| x.is_finite())
-        .fold(0.0, f64::max);
-    let (scale, unit) = throughput_unit(top);
+    let (scale, unit) = throughput_unit(top_throughput(group));
     let _ = writeln!(
         out,
         "{bench}: throughput in {unit}, median of {}; ~ marks a min–max spread over {:.0}% of it",
@@ -507,6 +502,15 @@ fn other_table(out: &mut String, bench: &str, params: &Value, group: &[&Point]) 
             sig(p.stat(|r| r.ns_per_op).0)
         );
     }
+}
+
+/// The largest median throughput among `points` (0 if none is finite).
+pub(crate) fn top_throughput(points: &[&Point]) -> f64 {
+    points
+        .iter()
+        .map(|p| p.stat(|r| r.throughput_ops_s).0)
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max)
 }
 
 /// The unit that shows throughputs up to `top` with few digits.

@@ -13,7 +13,7 @@ use plotters::prelude::*;
 use super::{draw_titles, machine_line, marker_shape, tick, DrawResult, FONT, PALETTE, SIZE};
 use crate::error::{LabError, Result};
 use crate::model::ipc_family;
-use crate::report::{self, ipc::delay_ns, ipc::mode};
+use crate::report::{self, distinct, ipc::delay_ns, ipc::mode};
 use crate::results::{Point, RunMeta};
 use locklab_model::queueing::{fit_family, FitOptions, Repairman};
 
@@ -32,16 +32,6 @@ struct FamilyFit {
     s_ns: f64,
     z0_ns: f64,
     r2: Option<f64>,
-}
-
-fn distinct<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut v = Vec::new();
-    for x in xs {
-        if !v.contains(&x) {
-            v.push(x);
-        }
-    }
-    v
 }
 
 /// Writes the chart of the run's multi ping-pong points to `out`.

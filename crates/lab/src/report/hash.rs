@@ -197,13 +197,7 @@ pub fn tables(out: &mut String, points: &[&Point]) {
 
 fn group_tables(out: &mut String, g: &Group<'_>) {
     let first = g.points[0];
-    let top = g
-        .points
-        .iter()
-        .map(|p| p.stat(|r| r.throughput_ops_s).0)
-        .filter(|x| x.is_finite())
-        .fold(0.0, f64::max);
-    let (scale, unit) = throughput_unit(top);
+    let (scale, unit) = throughput_unit(super::top_throughput(&g.points));
     let keys = first
         .params
         .get("keys")

@@ -3,7 +3,9 @@
 //! (Fig. 4 and 5), the shared-endpoint sweep, and kernel critical-section
 //! lengths; in the text summary and as extra JSON keys per point.
 
-use super::{fmt_ns, lock_width, rep_counts, sig, throughput_unit, WIDE_SPREAD};
+use super::{
+    distinct, fmt_ns, lock_width, rep_counts, sig, throughput_unit, top_throughput, WIDE_SPREAD,
+};
 use crate::bench::ipc::{cycles_per_ipc, hold_ticks};
 use crate::results::{Point, RunMeta};
 use serde_json::{json, Value};
@@ -76,16 +78,6 @@ pub fn vs_none(p: &Point, all: &[&Point]) -> Option<f64> {
     r.is_finite().then_some(r)
 }
 
-fn distinct<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut v = Vec::new();
-    for x in xs {
-        if !v.contains(&x) {
-            v.push(x);
-        }
-    }
-    v
-}
-
 fn cell(p: &Point, scale: f64) -> String {
     let (med, min, max) = p.stat(|r| r.throughput_ops_s);
     let wide = med > 0.0 && (max - min) / med > WIDE_SPREAD;
@@ -144,12 +136,7 @@ pub fn tables(out: &mut String, meta: &RunMeta, points: &[&Point]) {
                 c.sort_unstable();
                 c
             };
-            let top = group
-                .iter()
-                .map(|p| p.stat(|r| r.throughput_ops_s).0)
-                .filter(|x| x.is_finite())
-                .fold(0.0, f64::max);
-            let (scale, unit) = throughput_unit(top);
+            let (scale, unit) = throughput_unit(top_throughput(&group));
             let unit = unit.replace("ops", "IPC");
             let _ = writeln!(
                 out,
