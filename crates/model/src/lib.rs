@@ -36,4 +36,5 @@
 
 #![warn(missing_docs)]
 
+pub mod lhp;
 pub mod queueing;
