@@ -42,9 +42,9 @@ impl Dist {
             Some((k, n)) => (k.trim(), n.trim()),
             None => ("const", s),
         };
-        let x: f64 = num
-            .parse()
-            .map_err(|_| format!("`{s}` is not a length: give ns as `exp:MEAN`, `const:NS` or a number"))?;
+        let x: f64 = num.parse().map_err(|_| {
+            format!("`{s}` is not a length: give ns as `exp:MEAN`, `const:NS` or a number")
+        })?;
         match kind {
             "const" => Ok(Dist::Const(x)),
             "exp" => Ok(Dist::Exp(x)),
@@ -147,17 +147,29 @@ impl Workload {
             // Hackbench spends most of its time in the kernel, sending
             // and receiving on sockets: short user phases, several locked
             // sections each.
-            "hackbench" => w(Dist::Exp(3_000.0), Dist::Exp(2_000.0), Dist::Exp(500.0), 3, 4),
+            "hackbench" => w(
+                Dist::Exp(1_000.0),
+                Dist::Exp(500.0),
+                Dist::Exp(400.0),
+                4,
+                16,
+            ),
             // SysBench OLTP: query processing in user mode, then a few
             // system calls with short locked sections.
-            "oltp" => w(Dist::Exp(20_000.0), Dist::Exp(3_000.0), Dist::Exp(1_000.0), 2, 2),
+            "oltp" => w(Dist::Exp(4_000.0), Dist::Exp(500.0), Dist::Exp(500.0), 4, 8),
             // Computing pi: a fixed amount of user work per unit, no kernel.
-            "pi" => w(Dist::Const(100_000.0), Dist::Const(0.0), Dist::Const(0.0), 0, 0),
+            "pi" => w(
+                Dist::Const(100_000.0),
+                Dist::Const(0.0),
+                Dist::Const(0.0),
+                0,
+                0,
+            ),
             // One request thread (seed 004 §3.3's single-threaded SysBench).
             "latency" => Workload {
                 threads: Some(1),
                 think: Some(Dist::Exp(100_000.0)),
-                ..w(Dist::Exp(30_000.0), Dist::Exp(3_000.0), Dist::Exp(1_000.0), 2, 2)
+                ..w(Dist::Exp(4_000.0), Dist::Exp(500.0), Dist::Exp(500.0), 4, 8)
             },
             _ => return None,
         })
@@ -382,7 +394,9 @@ fn check_positive(field: &str, x: f64, max: f64) -> Result<(), ConfigError> {
     } else {
         Err(ConfigError::new(
             field,
-            format!("{x} is not allowed: it must be a finite number greater than 0 and at most {max}"),
+            format!(
+                "{x} is not allowed: it must be a finite number greater than 0 and at most {max}"
+            ),
         ))
     }
 }
@@ -399,7 +413,10 @@ impl Workload {
         if self.sections > 1000 {
             return Err(ConfigError::new(
                 format!("{at}.sections"),
-                format!("{} sections per cycle is too many: allowed 0 to 1000", self.sections),
+                format!(
+                    "{} sections per cycle is too many: allowed 0 to 1000",
+                    self.sections
+                ),
             ));
         }
         if self.sections > 0 && self.locks == 0 {
@@ -422,7 +439,8 @@ impl Workload {
                 ));
             }
         }
-        if self.user.mean() + self.sections as f64 * (self.kernel.mean() + self.hold.mean()) <= 0.0 {
+        if self.user.mean() + self.sections as f64 * (self.kernel.mean() + self.hold.mean()) <= 0.0
+        {
             return Err(ConfigError::new(
                 format!("{at}.user"),
                 "a cycle of the workload would take no time: give user, kernel or hold a length",
@@ -466,8 +484,16 @@ impl Scenario {
         }
         check_positive("host.cpu_ghz", h.cpu_ghz, 100.0)?;
         check_positive("host.sched_latency_ns", h.sched_latency_ns, MAX_PHASE_NS)?;
-        check_positive("host.min_granularity_ns", h.min_granularity_ns, MAX_PHASE_NS)?;
-        check_len("host.wakeup_granularity_ns", h.wakeup_granularity_ns, MAX_PHASE_NS)?;
+        check_positive(
+            "host.min_granularity_ns",
+            h.min_granularity_ns,
+            MAX_PHASE_NS,
+        )?;
+        check_len(
+            "host.wakeup_granularity_ns",
+            h.wakeup_granularity_ns,
+            MAX_PHASE_NS,
+        )?;
         check_positive("host.tick_ns", h.tick_ns, MAX_PHASE_NS)?;
         // Ticks shorter than 10 µs would only burn events.
         if h.tick_ns < 10_000.0 {
@@ -480,7 +506,10 @@ impl Scenario {
         if h.balance_ns < 10_000.0 {
             return Err(ConfigError::new(
                 "host.balance_ns",
-                format!("{} ns is too short a balancing interval: at least 10000", h.balance_ns),
+                format!(
+                    "{} ns is too short a balancing interval: at least 10000",
+                    h.balance_ns
+                ),
             ));
         }
         check_len("host.switch_ns", h.switch_ns, MAX_PHASE_NS)?;
@@ -502,7 +531,10 @@ impl Scenario {
         if self.ple.window_cycles > 1 << 40 {
             return Err(ConfigError::new(
                 "ple.window",
-                format!("{} cycles is too long a window: at most 2^40", self.ple.window_cycles),
+                format!(
+                    "{} cycles is too long a window: at most 2^40",
+                    self.ple.window_cycles
+                ),
             ));
         }
         if let PleMode::Kvm {
@@ -545,7 +577,10 @@ impl Scenario {
             if vm.weight == 0 || vm.weight > 1 << 20 {
                 return Err(ConfigError::new(
                     format!("{at}.weight"),
-                    format!("{} is not allowed: a CFS weight from 1 to 2^20 (1024 is nice 0)", vm.weight),
+                    format!(
+                        "{} is not allowed: a CFS weight from 1 to 2^20 (1024 is nice 0)",
+                        vm.weight
+                    ),
                 ));
             }
             vm.workload.validate(&format!("{at}.workload"), vm.vcpus)?;
@@ -553,7 +588,10 @@ impl Scenario {
         if self.total_vcpus() > MAX_VCPUS {
             return Err(ConfigError::new(
                 "vm",
-                format!("{} vCPUs in all is too many: at most {MAX_VCPUS}", self.total_vcpus()),
+                format!(
+                    "{} vCPUs in all is too many: at most {MAX_VCPUS}",
+                    self.total_vcpus()
+                ),
             ));
         }
         check_positive("duration", self.duration_ns, MAX_SIM_NS)?;

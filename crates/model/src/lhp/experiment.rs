@@ -395,7 +395,11 @@ pub fn tabulate(setup: &Setup, jobs: &[Job], results: &[SimResult]) -> Table {
         let mut responses: Vec<(f64, f64, u64)> = Vec::new();
         for (spec, vm) in kinds.iter().zip(&r.vms) {
             let base = baselines[&kind_key(spec)];
-            let norm = if base > 0.0 { vm.throughput / base } else { f64::NAN };
+            let norm = if base > 0.0 {
+                vm.throughput / base
+            } else {
+                f64::NAN
+            };
             let util = vm.utilization * 100.0;
             per_vm.push(VmRow {
                 name: vm.name.clone(),
@@ -462,7 +466,12 @@ pub fn tabulate(setup: &Setup, jobs: &[Job], results: &[SimResult]) -> Table {
     let none: BTreeMap<u32, (f64, Option<f64>, Option<f64>)> = cells
         .iter()
         .filter(|c| c.row.policy == Policy::None)
-        .map(|c| (c.row.vms, (c.row.throughput_norm, c.row.lock_speedup, c.p50)))
+        .map(|c| {
+            (
+                c.row.vms,
+                (c.row.throughput_norm, c.row.lock_speedup, c.p50),
+            )
+        })
         .collect();
     let mut rows = Vec::new();
     for mut c in cells {

@@ -50,7 +50,7 @@ impl Rng {
     /// Uniform in 0..n (n > 0), by multiply-shift (bias below 2^-32 for
     /// the n used here).
     pub(crate) fn below(&mut self, n: u32) -> u32 {
-        ((self.next_u64() >> 32) * u64::from(n) >> 32) as u32
+        (((self.next_u64() >> 32) * u64::from(n)) >> 32) as u32
     }
 
     /// A length from `d`, rounded to whole ns.
