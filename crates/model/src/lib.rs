@@ -1,6 +1,6 @@
-//! locklab-model: analytic models of lock contention, for explaining what
-//! the lab measures and predicting what it cannot measure (more cores than
-//! the machine has).
+//! locklab-model: analytic models and simulators of lock contention, for
+//! explaining what the lab measures and predicting what it cannot measure
+//! (more cores than the machine has, virtual machines on a host).
 //!
 //! Everything here is pure arithmetic: single-threaded, deterministic, no
 //! I/O, no clock. The same inputs give the same outputs on every run, so
@@ -33,6 +33,13 @@
 //!
 //! Times are in any one unit the caller chooses (ns, cycles, seconds);
 //! throughputs come out in acquisitions per that unit.
+//!
+//! [`lhp`] is a discrete-event simulator of a virtualization host: vCPUs
+//! scheduled by a CFS-like scheduler on physical CPUs, guest spin locks,
+//! pause-loop exiting, and the host policies against lock-holder
+//! preemption that seed 004 (Zhang, Zhang and Chen, *Efficient transitory
+//! co-scheduling for MP virtual machines*, 2014) compares, with its four
+//! experiments.
 
 #![warn(missing_docs)]
 

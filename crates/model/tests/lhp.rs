@@ -139,6 +139,7 @@ fn one_unpreempted_vm_matches_the_repairman_model() {
             sections: 1,
             locks: 1,
             lock: LockKind::Ticket,
+            ipi: 0.0,
             threads: None,
             think: None,
         };
@@ -238,7 +239,7 @@ fn experiments_tabulate_every_policy() {
     let p = Params {
         host: Host::new(2),
         vcpus: 2,
-        duration_ns: 2e7,
+        duration_ns: 1e8,
         warmup_ns: 0.0,
         max_vms: 2,
         ..Params::default()

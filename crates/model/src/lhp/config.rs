@@ -114,6 +114,10 @@ pub struct Workload {
     pub locks: u32,
     /// The guest locks' algorithm.
     pub lock: LockKind,
+    /// Chance per cycle (0 to 1) that the kernel phase starts with a
+    /// synchronous cross-call to every sibling (a TLB shootdown): the
+    /// sender spins until each has run. Needs `sections` ≥ 1.
+    pub ipi: f64,
     /// vCPUs that run the workload (the others stay halted, as an idle
     /// guest CPU does); `None` for all of them.
     pub threads: Option<u32>,
@@ -140,6 +144,7 @@ impl Workload {
             sections,
             locks,
             lock: LockKind::Ticket,
+            ipi: 0.0,
             threads: None,
             think: None,
         };
@@ -147,16 +152,29 @@ impl Workload {
             // Hackbench spends most of its time in the kernel, sending
             // and receiving on sockets: short user phases, several locked
             // sections each.
-            "hackbench" => w(
-                Dist::Exp(1_000.0),
-                Dist::Exp(500.0),
-                Dist::Exp(400.0),
-                4,
-                16,
-            ),
+            "hackbench" => Workload {
+                ipi: 0.01,
+                ..w(
+                    Dist::Exp(2_000.0),
+                    Dist::Exp(1_000.0),
+                    Dist::Exp(300.0),
+                    4,
+                    8,
+                )
+            },
             // SysBench OLTP: query processing in user mode, then a few
-            // system calls with short locked sections.
-            "oltp" => w(Dist::Exp(4_000.0), Dist::Exp(500.0), Dist::Exp(500.0), 4, 8),
+            // system calls with short locked sections, and now and then a
+            // TLB shootdown (memory freed by one thread of the database).
+            "oltp" => Workload {
+                ipi: 0.02,
+                ..w(
+                    Dist::Exp(20_000.0),
+                    Dist::Exp(2_000.0),
+                    Dist::Exp(300.0),
+                    2,
+                    4,
+                )
+            },
             // Computing pi: a fixed amount of user work per unit, no kernel.
             "pi" => w(
                 Dist::Const(100_000.0),
@@ -169,7 +187,13 @@ impl Workload {
             "latency" => Workload {
                 threads: Some(1),
                 think: Some(Dist::Exp(100_000.0)),
-                ..w(Dist::Exp(4_000.0), Dist::Exp(500.0), Dist::Exp(500.0), 4, 8)
+                ..w(
+                    Dist::Exp(20_000.0),
+                    Dist::Exp(2_000.0),
+                    Dist::Exp(300.0),
+                    2,
+                    4,
+                )
             },
             _ => return None,
         })
@@ -409,6 +433,18 @@ impl Workload {
         check_dist(&format!("{at}.hold"), self.hold)?;
         if let Some(t) = self.think {
             check_dist(&format!("{at}.think"), t)?;
+        }
+        if !(0.0..=1.0).contains(&self.ipi) {
+            return Err(ConfigError::new(
+                format!("{at}.ipi"),
+                format!("{} is not a chance: a number from 0 to 1", self.ipi),
+            ));
+        }
+        if self.ipi > 0.0 && self.sections == 0 {
+            return Err(ConfigError::new(
+                format!("{at}.ipi"),
+                "cross-calls happen in the kernel phase: give the workload at least 1 section",
+            ));
         }
         if self.sections > 1000 {
             return Err(ConfigError::new(

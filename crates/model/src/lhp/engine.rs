@@ -59,6 +59,9 @@ enum Phase {
     User,
     Kernel,
     Spin,
+    /// Waiting, spinning in kernel mode, for every sibling a synchronous
+    /// cross-call went to to acknowledge it.
+    Ipi,
     Hold,
     Think,
     Idle,
@@ -121,9 +124,20 @@ struct Vcpu {
     exiting: bool,
     gen: u32,
     ple_window: u64,
-    /// Descheduled by its own yield on a PLE exit, not run since: a known
-    /// spinner, which KVM's directed yield skips.
+    /// Descheduled shortly after a PLE exit and not run since: a vCPU the
+    /// host knows to be spinning. Directed yield and co-scheduling skip it
+    /// (running it would release nothing), as KVM's directed yield skips
+    /// vCPUs in a spin loop.
     ple_yielded: bool,
+    /// When its last PLE exit happened.
+    last_ple: Option<Time>,
+    /// KVM's `dy_eligible`: a known spinner is a directed-yield candidate
+    /// every other time it is considered.
+    dy_eligible: bool,
+    /// Acknowledgements its cross-call still waits for.
+    ipi_wait: u32,
+    /// Siblings waiting for this vCPU to acknowledge their cross-call.
+    ipi_from: Vec<u32>,
     /// DTCS: the sibling this vCPU waits to run with.
     deferred_on: Option<u32>,
     stats: Stats,
@@ -131,7 +145,15 @@ struct Vcpu {
 
 impl Vcpu {
     fn in_kernel(&self) -> bool {
-        matches!(self.phase, Phase::Kernel | Phase::Spin | Phase::Hold)
+        matches!(
+            self.phase,
+            Phase::Kernel | Phase::Spin | Phase::Ipi | Phase::Hold
+        )
+    }
+
+    /// Spinning: on a lock, or for cross-call acknowledgements.
+    fn spinning(&self) -> bool {
+        matches!(self.phase, Phase::Spin | Phase::Ipi)
     }
 }
 
@@ -177,6 +199,7 @@ struct Vm {
     kernel: Dist,
     hold: Dist,
     sections: u32,
+    ipi: f64,
     think: Option<Dist>,
     lock_kind: LockKind,
     locks: Vec<GLock>,
@@ -267,6 +290,7 @@ impl Sim {
                     kernel: w.kernel,
                     hold: w.hold,
                     sections: w.sections,
+                    ipi: w.ipi,
                     think: w.think,
                     lock_kind: w.lock,
                     locks: vec![GLock::default(); w.locks as usize],
@@ -305,6 +329,10 @@ impl Sim {
                         gen: 0,
                         ple_window: s.ple.window_cycles,
                         ple_yielded: false,
+                        last_ple: None,
+                        dy_eligible: false,
+                        ipi_wait: 0,
+                        ipi_from: Vec::new(),
                         deferred_on: None,
                         stats: Stats::default(),
                     });
@@ -378,6 +406,10 @@ impl Sim {
             }
             let vm = self.v[i].vm as usize;
             self.v[i].remaining = self.rng.sample(self.vms[vm].user);
+            // VMs do not start in step: each vCPU starts up to one
+            // scheduling period behind, so that the run queues do not turn
+            // in lockstep (which would gang-schedule the VMs by accident).
+            self.v[i].vruntime = VR_ORIGIN + self.rng.next_u64() % self.latency;
             self.enqueue(i as u32, cpu);
         }
         for cpu in 0..self.pcpus {
@@ -403,6 +435,11 @@ impl Sim {
             }
             self.now = t;
             self.events += 1;
+            // Traced simulations (the tests') also check the run queues
+            // after every event.
+            if cfg!(debug_assertions) && self.trace.is_some() {
+                self.check(ev);
+            }
             match ev {
                 Ev::Guest(v, g) => {
                     if self.v[v as usize].gen == g && self.v[v as usize].state == TState::Running {
@@ -441,6 +478,44 @@ impl Sim {
         self.now = self.end;
         self.settle_all();
         self.finish()
+    }
+
+    /// Every vCPU is where its state says, and each run queue's count and
+    /// load match its contents.
+    fn check(&self, ev: Ev) {
+        for (i, v) in self.v.iter().enumerate() {
+            let i = i as u32;
+            let rq = &self.rq[v.cpu as usize];
+            match v.state {
+                TState::Running => assert_eq!(
+                    rq.curr,
+                    Some(i),
+                    "{ev:?} t={} v{i} running but not curr",
+                    self.now
+                ),
+                TState::Queued => assert!(
+                    rq.tree.contains(&(v.vruntime, v.seq, i)),
+                    "{ev:?} t={} v{i} queued but not in tree",
+                    self.now
+                ),
+                TState::Blocked => assert!(rq.curr != Some(i), "blocked but curr"),
+            }
+        }
+        for (c, rq) in self.rq.iter().enumerate() {
+            let n = rq.tree.len() + usize::from(rq.curr.is_some());
+            let load: u64 = rq
+                .tree
+                .iter()
+                .map(|e| self.v[e.2 as usize].weight)
+                .sum::<u64>()
+                + rq.curr.map_or(0, |x| self.v[x as usize].weight);
+            assert_eq!(
+                (rq.nr as usize, rq.load),
+                (n, load),
+                "{ev:?} t={} cpu{c} nr/load",
+                self.now
+            );
+        }
     }
 
     // ----- accounting -----------------------------------------------------
@@ -493,6 +568,7 @@ impl Sim {
                     v.stats.spin += p;
                     v.spin_accum += p;
                 }
+                Phase::Ipi => v.stats.spin += p,
                 Phase::Think | Phase::Idle => unreachable!("a halted vCPU does not run"),
             }
             v.seg_start = now;
@@ -595,9 +671,11 @@ impl Sim {
     fn stop(&mut self, i: u32, cpu: u32) {
         self.settle(i);
         let now = self.now;
+        let recent = 2 * (self.ple_window_ns(i) + self.exit);
         let v = &mut self.v[i as usize];
         v.gen = v.gen.wrapping_add(1);
         v.exiting = false;
+        v.ple_yielded = v.last_ple.is_some_and(|t| now - t <= recent);
         if v.phase == Phase::Hold {
             v.stats.holder_preemptions += 1;
         }
@@ -700,6 +778,9 @@ impl Sim {
         v.seg_start = now + ovh;
         self.update_min_vr(cpu);
         self.start_guest(i);
+        if !self.v[i as usize].ipi_from.is_empty() {
+            self.acknowledge(i);
+        }
         // DTCS: vCPUs waiting to run with this one go now.
         if !self.deferred[i as usize].is_empty() {
             for w in std::mem::take(&mut self.deferred[i as usize]) {
@@ -855,6 +936,12 @@ impl Sim {
                     self.at(from + left, Ev::Guest(i, g));
                 }
             }
+            Phase::Ipi => {
+                if self.ple_on {
+                    let t = from + self.ple_window_ns(i);
+                    self.at(t, Ev::Guest(i, g));
+                }
+            }
             Phase::Think | Phase::Idle => unreachable!("a halted vCPU does not run"),
         }
     }
@@ -896,6 +983,8 @@ impl Sim {
             Phase::User => {
                 if self.vms[vm].sections == 0 {
                     self.cycle_done(i);
+                } else if self.vms[vm].ipi > 0.0 && self.rng.unit() < self.vms[vm].ipi {
+                    self.cross_call(i);
                 } else {
                     self.v[i as usize].sections_left = self.vms[vm].sections;
                     self.begin_kernel(i);
@@ -913,12 +1002,66 @@ impl Sim {
                 }
             }
             Phase::Spin if self.policy == Policy::Pv => self.pv_halt(i),
-            Phase::Spin if self.v[i as usize].exiting => {
+            Phase::Spin | Phase::Ipi if self.v[i as usize].exiting => {
                 self.v[i as usize].exiting = false;
                 self.ple_action(i);
             }
-            Phase::Spin => self.ple_exit(i),
+            Phase::Spin | Phase::Ipi => self.ple_exit(i),
             Phase::Think | Phase::Idle => unreachable!("a halted vCPU does not run"),
+        }
+    }
+
+    /// `i` sends a synchronous cross-call (a TLB shootdown) to every
+    /// sibling that runs its workload and is not halted (a halted vCPU is
+    /// in lazy TLB mode and is skipped, as Linux skips it), and spins until
+    /// each has acknowledged, which a sibling does as soon as it runs. Under
+    /// `pv` the guest skips preempted siblings too (KVM's paravirtual TLB
+    /// flush leaves the flush to their next entry), so it never waits.
+    fn cross_call(&mut self, i: u32) {
+        let vm = self.v[i as usize].vm as usize;
+        let (first, n) = (self.vms[vm].first, self.vms[vm].vcpus);
+        let mut wait = 0;
+        for t in first..first + n {
+            if t != i && self.v[t as usize].state == TState::Queued && self.policy != Policy::Pv {
+                self.v[t as usize].ipi_from.push(i);
+                wait += 1;
+            }
+        }
+        if wait == 0 {
+            return self.after_cross_call(i);
+        }
+        let v = &mut self.v[i as usize];
+        v.ipi_wait = wait;
+        v.phase = Phase::Ipi;
+        self.start_guest(i);
+    }
+
+    /// The cross-call of `i` is acknowledged by all: its kernel phase
+    /// goes on.
+    fn after_cross_call(&mut self, i: u32) {
+        let vm = self.v[i as usize].vm as usize;
+        let k = self.rng.sample(self.vms[vm].kernel);
+        let v = &mut self.v[i as usize];
+        v.sections_left = self.vms[vm].sections;
+        v.phase = Phase::Kernel;
+        v.remaining = k;
+        v.exiting = false;
+        if v.state == TState::Running {
+            self.start_guest(i);
+        }
+    }
+
+    /// Switched-in `t` acknowledges the cross-calls waiting for it.
+    fn acknowledge(&mut self, t: u32) {
+        for s in std::mem::take(&mut self.v[t as usize].ipi_from) {
+            let v = &mut self.v[s as usize];
+            v.ipi_wait -= 1;
+            if v.ipi_wait == 0 {
+                if v.state == TState::Running {
+                    self.settle(s);
+                }
+                self.after_cross_call(s);
+            }
         }
     }
 
@@ -1108,6 +1251,7 @@ impl Sim {
     ///   does.
     fn ple_exit(&mut self, i: u32) {
         self.v[i as usize].stats.ple_exits += 1;
+        self.v[i as usize].last_ple = Some(self.now);
         if let PleMode::Kvm {
             grow, max_cycles, ..
         } = self.ple_mode
@@ -1134,7 +1278,6 @@ impl Sim {
                 if let Some(&(vr, _, _)) = self.rq[cpu as usize].tree.last() {
                     let v = &mut self.v[i as usize];
                     v.vruntime = v.vruntime.max(vr + 1);
-                    v.ple_yielded = true;
                     self.resched(cpu);
                 } else {
                     self.start_guest(i);
@@ -1142,9 +1285,7 @@ impl Sim {
             }
             Policy::Itcs | Policy::Sitcs => {
                 self.coschedule(i, self.policy == Policy::Sitcs);
-                if self.v[i as usize].state == TState::Running
-                    && self.v[i as usize].phase == Phase::Spin
-                {
+                if self.v[i as usize].state == TState::Running && self.v[i as usize].spinning() {
                     self.start_guest(i);
                 }
             }
@@ -1165,13 +1306,10 @@ impl Sim {
             Policy::KvmDy => {
                 let vm = self.v[i as usize].vm as usize;
                 let from = self.vms[vm].first + self.vms[vm].last_boosted;
-                let target = self.sibling(i, from, |v| {
-                    v.state == TState::Queued && v.in_kernel() && !v.ple_yielded
-                });
+                let target = self.directed_yield_target(i, from);
                 if let Some(t) = target {
                     self.vms[vm].last_boosted = t - self.vms[vm].first;
                     let tcpu = self.v[t as usize].cpu;
-                    self.v[i as usize].ple_yielded = true;
                     if tcpu == cpu {
                         self.rq[cpu as usize].next = Some(t);
                         self.resched(cpu);
@@ -1187,6 +1325,31 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// KVM's candidate for a directed yield from `i`: the first sibling
+    /// after `from` that is queued, was preempted in kernel mode, and is not
+    /// a known spinner (a known spinner passes every other time it is
+    /// looked at, as KVM's `dy_eligible` toggles).
+    fn directed_yield_target(&mut self, i: u32, from: u32) -> Option<u32> {
+        let vm = &self.vms[self.v[i as usize].vm as usize];
+        let (first, n) = (vm.first, vm.vcpus);
+        let start = from - first;
+        for k in 1..=n {
+            let s = first + (start + k) % n;
+            let v = &mut self.v[s as usize];
+            if s == i || v.state != TState::Queued || !v.in_kernel() {
+                continue;
+            }
+            if v.ple_yielded {
+                v.dy_eligible = !v.dy_eligible;
+                if !v.dy_eligible {
+                    continue;
+                }
+            }
+            return Some(s);
+        }
+        None
     }
 
     /// The first sibling of `i` after `from` (round robin within the VM,
@@ -1206,69 +1369,42 @@ impl Sim {
         if self.rq[cpu as usize].tree.is_empty() {
             return self.start_guest(i);
         }
-        self.v[i as usize].ple_yielded = true;
         self.rq[cpu as usize].skip = Some(i);
         self.resched(cpu);
         self.rq[cpu as usize].next = Some(i);
     }
 
     /// ITCS/SITCS: runs the spinner's queued siblings (those preempted in
-    /// kernel mode with `kernel_only`) now. Each goes to its own pCPU if no
-    /// sibling runs there, else to the spinner's own pCPU (the one vCPU the
-    /// host knows is only spinning), else to another pCPU not running a
-    /// sibling (under SITCS, nor one in kernel mode). A sibling whose
-    /// virtual runtime is more than a scheduling
-    /// latency ahead of the task it would displace is left to CFS, so a VM
-    /// that keeps exiting cannot take the host over.
+    /// kernel mode with `kernel_only`) now, each on the pCPU whose queue it
+    /// waits in, unless a sibling already runs there (two vCPUs of a VM
+    /// cannot share a pCPU). The spinner keeps its pCPU and spins on, and
+    /// nothing is stopped later: when the co-scheduled vCPUs give way is
+    /// left to CFS, whose virtual runtimes then even out what they took
+    /// (seed 004 §2.1). A sibling further ahead in virtual runtime than
+    /// CFS lets a next buddy be stays queued.
     fn coschedule(&mut self, i: u32, kernel_only: bool) {
         let vm = self.v[i as usize].vm;
         let first = self.vms[vm as usize].first;
         let n = self.vms[vm as usize].vcpus;
-        // 0: free to take; 1: the spinner's (taken second); 2: off limits.
-        // SITCS, which uses the guest's mode to choose whom to run, also
-        // uses it to spare another VM's vCPU that is in kernel mode (it
-        // might hold a lock of its own).
-        let mut class: Vec<u8> = (0..self.pcpus)
-            .map(|c| match self.rq[c as usize].curr {
-                Some(r) if r == i => 1,
-                Some(r) if self.v[r as usize].vm == vm => 2,
-                Some(r) if kernel_only && self.v[r as usize].in_kernel() => 2,
-                _ => 0,
-            })
-            .collect();
         for s in first..first + n {
             let sv = &self.v[s as usize];
             if s == i || sv.state != TState::Queued || (kernel_only && !sv.in_kernel()) {
                 continue;
             }
-            let home = sv.cpu;
-            // A sibling displaced for spinning does not displace a spinner
-            // in turn (that would ping-pong between spinners).
-            let may_displace = !sv.ple_yielded;
-            let cpu = if class[home as usize] == 0 {
-                Some(home)
-            } else {
-                (0..self.pcpus)
-                    .find(|&c| class[c as usize] == 1 && may_displace)
-                    .or_else(|| (0..self.pcpus).find(|&c| class[c as usize] == 0))
-            };
-            let Some(cpu) = cpu else {
-                break; // every pCPU runs a sibling
-            };
-            let rival = self.rq[cpu as usize]
-                .curr
-                .map(|r| self.v[r as usize].vruntime)
-                .or_else(|| self.rq[cpu as usize].tree.first().map(|e| e.0))
-                .unwrap_or(u64::MAX);
-            let (fm, tm) = (self.rq[home as usize].min_vr, self.rq[cpu as usize].min_vr);
-            let vr = (self.v[s as usize].vruntime + tm).saturating_sub(fm);
-            if vr > rival.saturating_add(self.latency) {
-                continue;
+            let cpu = sv.cpu;
+            let rq = &self.rq[cpu as usize];
+            if let Some(r) = rq.curr {
+                let rv = &self.v[r as usize];
+                if rv.vm == vm {
+                    continue;
+                }
+                // CFS's rule for a next buddy: not more than the wake-up
+                // granularity ahead of the task it displaces, so a VM that
+                // keeps exiting cannot take the host over.
+                if sv.vruntime > rv.vruntime.saturating_add(self.wakeup_gran) {
+                    continue;
+                }
             }
-            if class[cpu as usize] == 1 {
-                self.v[i as usize].ple_yielded = true;
-            }
-            class[cpu as usize] = 2;
             self.run_now(s, cpu);
         }
     }
