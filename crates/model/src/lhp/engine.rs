@@ -25,20 +25,32 @@
 //! "Next" and "skip" hints let a yield pick a given task next or avoid one,
 //! as CFS's buddies do.
 //!
+//! Every vCPU starts a random fraction of a scheduling period behind in
+//! virtual runtime: VMs do not boot in step, and run queues that turned in
+//! lockstep would gang-schedule the VMs by accident and hide the problem
+//! this simulator is about.
+//!
 //! **Guest.** A vCPU progresses only while its guest runs: a stint on a
 //! pCPU first pays the host's switch cost (and any VM-exit cost), then its
 //! phase's remaining length counts down. Phases: user, kernel work, spin
-//! (waiting for a guest lock), hold (in a critical section), think (halted
-//! between requests) and idle (a vCPU with no thread, halted for good).
-//! Ticket locks pass to the oldest waiter, running or not; test-and-set
-//! locks go to a waiter that is running when they are released (chosen at
-//! random), or, when none is, to whoever polls first.
+//! (waiting for a guest lock), cross-call (waiting for every sibling to
+//! acknowledge a TLB shootdown, which a sibling does when it next runs),
+//! hold (in a critical section), think (halted between requests) and idle
+//! (a vCPU with no thread, halted for good). Ticket locks pass to the
+//! oldest waiter, running or not; test-and-set locks go to a waiter that is
+//! running when they are released (chosen at random), or, when none is, to
+//! whoever polls first.
 //!
 //! **PLE.** A running spinner's guest event is its PLE exit, one window
 //! after it started spinning in this stint (only when the policy uses PLE
 //! and the spin loop's PAUSEs are at most `gap` cycles apart). The exit costs
 //! `exit_ns` of the vCPU's time and hands the decision to the policy; see
-//! [`Sim::ple_exit`].
+//! [`Sim::ple_action`].
+//!
+//! One thread runs a simulation; nothing is shared, so there are no memory
+//! orderings to argue. Determinism rests on three things: the seeded
+//! generator, the (time, sequence) order of events, and iteration over
+//! vectors and ordered trees only (never over hash maps).
 
 use super::config::{Dist, LockKind, PleMode, Scenario};
 use super::hist::Hist;
@@ -1230,25 +1242,9 @@ impl Sim {
 
     // ----- policies -------------------------------------------------------
 
-    /// A PLE exit of the running spinner `i`: the exit's cost, then the
-    /// policy.
-    ///
-    /// - `yth`: requeue the spinner with the virtual runtime of the task
-    ///   that runs instead, so it is next; `ytt`: behind the rightmost.
-    /// - `itcs`/`sitcs`: every sibling that is queued (`sitcs`: and was
-    ///   preempted in kernel mode) runs now, on its own pCPU if no sibling
-    ///   runs there, else on another pCPU not running a sibling; the
-    ///   spinner keeps spinning. The host scheduler decides when they stop.
-    /// - `dtcs`: the spinner is descheduled until the first queued sibling
-    ///   preempted in kernel mode (round robin from the spinner) is switched
-    ///   in, and then runs at once beside it (at most one scheduling
-    ///   latency later in any case); with no such sibling it keeps spinning.
-    /// - `kvm-dy`: the first queued sibling preempted in kernel mode and not
-    ///   spinning, round robin from the last one boosted, is run next on its
-    ///   pCPU (preempting), and the spinner yields its pCPU to the leftmost
-    ///   other task (CFS `yield_to` with next and skip buddies); with no such
-    ///   sibling the spinner goes back to spinning, as `kvm_vcpu_on_spin`
-    ///   does.
+    /// A PLE exit of the running spinner `i`: the exit costs `exit_ns` of
+    /// its time (the window grows under KVM's adaptive PLE), and when that
+    /// is paid [`Sim::ple_action`] applies the policy.
     fn ple_exit(&mut self, i: u32) {
         self.v[i as usize].stats.ple_exits += 1;
         self.v[i as usize].last_ple = Some(self.now);
@@ -1268,6 +1264,23 @@ impl Sim {
     }
 
     /// The policy's answer once the PLE exit of `i` has been paid for.
+    ///
+    /// - `yth`: the spinner gives its pCPU to the leftmost other task and is
+    ///   the next one picked there ([`Sim::yield_to_head`]); `ytt`: it is
+    ///   requeued behind the rightmost task (2.6.38's compat yield).
+    /// - `itcs`/`sitcs`: queued siblings (`sitcs`: those preempted in kernel
+    ///   mode) run now on their own pCPUs ([`Sim::coschedule`]); the spinner
+    ///   spins on.
+    /// - `dtcs`: the spinner is descheduled until the first queued sibling
+    ///   preempted in kernel mode (round robin from the spinner) is switched
+    ///   in, and then runs at once beside it (at most one scheduling
+    ///   latency later in any case); with no such sibling it spins on.
+    /// - `kvm-dy`: the first queued sibling preempted in kernel mode that is
+    ///   not a known spinner ([`Sim::directed_yield_target`]), round robin
+    ///   from the last one boosted, is made the next task of its pCPU, which
+    ///   reschedules, and the spinner yields its pCPU (CFS `yield_to`: next
+    ///   and skip buddies); with no such sibling the spinner spins on, as
+    ///   `kvm_vcpu_on_spin` does.
     fn ple_action(&mut self, i: u32) {
         let cpu = self.v[i as usize].cpu;
         match self.policy {

@@ -6,7 +6,7 @@
 //! yield on a PLE exit (`kvm_vcpu_on_spin`, Linux 3.x and later) and
 //! paravirtual spin locks (a guest that halts instead of spinning long, and
 //! is kicked by the releaser; Linux's pv qspinlock). What each does on a
-//! PLE exit is in [`super::engine`]; the text here is what users read.
+//! PLE exit is in the engine's documentation; the text here is what users read.
 
 use std::fmt;
 
