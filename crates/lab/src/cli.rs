@@ -598,7 +598,7 @@ pub struct SimLhpArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_warmup_secs)]
     pub warmup_secs: Option<f64>,
     /// Seed of the first repetition; repetition r uses seed + r (default 1).
-    #[arg(long, value_parser = parse_seed)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Repetitions of the whole experiment, each with its own seed.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "1")]

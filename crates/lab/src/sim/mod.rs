@@ -179,7 +179,7 @@ fn from_flags(a: &SimLhpArgs, reps: u64) -> Result<(Vec<Setup>, Value)> {
         };
         LabError::input(format!("{flag}: {}", err.message))
     })?;
-    let params = json!({
+    let mut params = json!({
         "experiment": e.name(),
         "policies": names(&setups[0].policies),
         "pcpus": base.host.pcpus,
@@ -191,6 +191,9 @@ fn from_flags(a: &SimLhpArgs, reps: u64) -> Result<(Vec<Setup>, Value)> {
         "warmup_secs": warmup,
         "seed": base.seed,
     });
+    if let Value::Object(m) = &mut params {
+        m.retain(|_, v| !v.is_null());
+    }
     Ok((setups, params))
 }
 
@@ -353,7 +356,7 @@ mod tests {
         );
         assert_eq!(p.threads, 2);
         assert_eq!(p.point_params["experiment"], "performance");
-        assert_eq!(p.point_params["max_vms"], Value::Null);
+        assert_eq!(p.point_params.get("max_vms"), None, "only for scalability");
         assert_eq!(p.point_params["policies"], json!(["none", "itcs"]));
         assert_eq!(p.run_params["reps"], 3);
         assert_eq!(p.point_params.get("reps"), None);
