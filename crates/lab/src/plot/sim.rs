@@ -63,10 +63,15 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     };
     let latency = rows.iter().any(|r| r.response_p50_us.is_some());
     let titles = [
-        format!("run {run}: sim lhp {name}, normalized throughput per host policy ({reps})"),
-        "normalized: each VM's throughput over the same VM alone on the host (none); dashed: 1, as fast \
-         as alone; labels: × none"
-            .to_string(),
+        format!(
+            "run {run}: sim lhp {name}, normalized throughput {} ({reps})",
+            if lines { "against VMs per host policy" } else { "per host policy" }
+        ),
+        format!(
+            "normalized: each VM's throughput over the same VM alone on the host (none); dashed: 1, as \
+             fast as alone{}",
+            if lines { "" } else { "; labels: × none" }
+        ),
         machine_line(meta),
     ];
     let size = (SIZE.0 + if latency { 300 } else { 0 }, SIZE.1);
@@ -139,6 +144,12 @@ fn at(i: usize, dx: f64) -> i32 {
     i as i32 * STEP + (dx * f64::from(STEP)).round() as i32
 }
 
+/// Whether a min–max range is wide enough to draw (not equal values
+/// that differ in their last bits).
+fn spread(min: f64, max: f64) -> bool {
+    min.is_finite() && max.is_finite() && max - min > 1e-6 * max.abs().max(min.abs())
+}
+
 /// Bars of normalized throughput, one per policy.
 fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
     let n = rows.len();
@@ -169,6 +180,8 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
                 .label_style((FONT, 15))
                 .x_label_formatter(&|x| name(*x))
                 .y_label_formatter(&|v| tick(*v))
+                .y_max_light_lines(1)
+                .y_max_light_lines(1)
                 .light_line_style(RGBColor(240, 240, 240))
                 .bold_line_style(RGBColor(215, 215, 215))
                 .draw()?;
@@ -180,7 +193,7 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
                     [(at(i, -0.35), y_lo), (at(i, 0.35), fit(med))],
                     color.mix(0.85).filled(),
                 )))?;
-                if (max - min).abs() > 0.0 && min.is_finite() && max.is_finite() {
+                if spread(min, max) {
                     chart.draw_series(std::iter::once(PathElement::new(
                         vec![(at(i, 0.0), fit(min)), (at(i, 0.0), fit(max))],
                         BLACK.stroke_width(2),
@@ -198,11 +211,16 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
                     "–".to_string()
                 };
                 let top = if max.is_finite() { max.max(med) } else { med };
-                chart.draw_series(std::iter::once(Text::new(
-                    label,
-                    (at(i, -0.25), fit(top)),
-                    (FONT, 15).into_font().color(&BLACK),
-                )))?;
+                // Centred a few pixels above the bar or its whisker.
+                let width = 8 * label.chars().count() as i32;
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at((at(i, 0.0), fit(top)))
+                        + Text::new(
+                            label,
+                            (-width / 2, -22),
+                            (FONT, 15).into_font().color(&BLACK),
+                        ),
+                ))?;
             }
             chart.draw_series(DashedLineSeries::new(
                 [(at(0, -0.6), 1.0), (at(n, -0.4), 1.0)],
@@ -256,6 +274,7 @@ fn responses(area: &Area<'_>, rows: &[RowStat]) -> DrawResult<()> {
         .label_style((FONT, 15))
         .x_label_formatter(&|x| name(*x))
         .y_label_formatter(&|v| tick(*v))
+        .y_max_light_lines(1)
         .light_line_style(RGBColor(240, 240, 240))
         .bold_line_style(RGBColor(215, 215, 215))
         .draw()?;
@@ -328,12 +347,14 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
             let mut chart = $chart;
             chart
                 .configure_mesh()
-                .x_desc("VMs, 8 vCPUs each unless the run says otherwise")
+                .x_desc("VMs on the host")
                 .y_desc(y_desc.as_str())
                 .axis_desc_style((FONT, 18))
                 .label_style((FONT, 15))
                 .x_label_formatter(&|t| format!("{t}"))
                 .y_label_formatter(&|v| tick(*v))
+                .y_max_light_lines(1)
+                .y_max_light_lines(1)
                 .light_line_style(RGBColor(240, 240, 240))
                 .bold_line_style(RGBColor(215, 215, 215))
                 .draw()?;
@@ -347,7 +368,7 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
             for (i, s) in series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
                 for &(t, _, min, max) in &s.points {
-                    if min.is_finite() && max.is_finite() && max > min {
+                    if spread(min, max) {
                         chart.draw_series(std::iter::once(PathElement::new(
                             vec![(t, fit(min)), (t, fit(max))],
                             color.mix(0.85).stroke_width(2),

@@ -464,15 +464,15 @@ pub fn tables(out: &mut String, meta: &RunMeta, points: &[&Point]) {
             });
             let _ = writeln!(
                 out,
-                "\n  simulator: {} events in {:.2} s of simulation = {} events/s per thread",
+                "\n  simulator: {} events in {} s of simulation = {} events/s per thread",
                 rate(s.events as f64),
-                s.sim_s,
+                sig(s.sim_s),
                 rate(s.per_thread()),
             );
             let _ = writeln!(
                 out,
-                "  ({:.2} s wall{threads}: {} events/s)",
-                s.wall_s,
+                "  ({} s wall{threads}: {} events/s)",
+                sig(s.wall_s),
                 rate(s.overall()),
             );
         }
@@ -504,6 +504,7 @@ fn title(out: &mut String, name: &str, group: &[&Point], rows: &[RowStat]) {
         secs("warmup_secs"),
         rep_line(rows, group)
     );
+    out.push('\n');
 }
 
 /// One row per policy (every experiment but `scalability`, and files).
