@@ -6,7 +6,7 @@ use crate::bench::{
     UncontendedPlan,
 };
 use crate::cli::{
-    BenchKind, Cli, Cmd, HashArgs, IpcArgs, LhpArgs, RunRef, SpinArgs, TortureArgs,
+    BenchKind, Cli, Cmd, HashArgs, IpcArgs, LhpArgs, RunRef, SimKind, SpinArgs, TortureArgs,
     UncontendedArgs, Workload,
 };
 use crate::error::{LabError, Result};
@@ -34,6 +34,9 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
         },
         Cmd::Torture(a) => torture(&cli, a),
         Cmd::Model(a) => crate::model::run(&cli, a),
+        Cmd::Sim(s) => match &s.kind {
+            SimKind::Lhp(a) => crate::sim::run(&cli, argv, a),
+        },
         Cmd::Locks => {
             locks(cli.json);
             Ok(0)
@@ -147,13 +150,13 @@ fn locks(as_json: bool) {
     }
 }
 
-fn progress_quiet(cli: &Cli) -> bool {
+pub(crate) fn progress_quiet(cli: &Cli) -> bool {
     cli.json || !std::io::stderr().is_terminal()
 }
 
 /// Opens the store, records the run, runs `body` with a sink that stores
 /// each point in its own transaction, then prints the stored run.
-fn stored_run(
+pub(crate) fn stored_run(
     cli: &Cli,
     argv: &[String],
     kind: &str,

@@ -17,6 +17,7 @@ pub mod rcutorture;
 pub mod registry;
 pub mod report;
 pub mod results;
+pub mod sim;
 pub mod store;
 pub mod torture;
 

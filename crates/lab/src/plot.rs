@@ -23,6 +23,7 @@ use crate::results::{Point, RunMeta};
 
 mod hash;
 mod ipc;
+mod sim;
 
 /// A chart ready to draw: scaled lines, the y range, the y description.
 struct Chart {
@@ -97,8 +98,8 @@ const PALETTE: [RGBColor; 10] = [
 ];
 
 /// The benches a run can be plotted for (`hash` draws its own two charts,
-/// `ipc` its own chart with model lines).
-pub const PLOTTABLE: [&str; 4] = ["spin", "lhp", "hash", "ipc"];
+/// `ipc` its own chart with model lines, `sim-lhp` bars per policy).
+pub const PLOTTABLE: [&str; 5] = ["spin", "lhp", "hash", "ipc", crate::sim::runner::BENCH];
 
 /// The distinct parameter sets of a run's points of `bench`, in stored order.
 pub fn param_sets<'a>(points: &'a [Point], bench: &str) -> Vec<&'a Value> {
@@ -171,6 +172,9 @@ pub fn plot_throughput(
     }
     if bench == "ipc" {
         return ipc::plot(meta, points, out, log_y);
+    }
+    if bench == crate::sim::runner::BENCH {
+        return sim::plot(meta, points, out, log_y);
     }
     let sets = param_sets(points, bench);
     let Some(&params) = sets.first() else {
@@ -476,6 +480,7 @@ mod tests {
             max_ns: 0,
             hash: None,
             ipc: None,
+            sim: None,
         }
     }
 

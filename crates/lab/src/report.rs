@@ -13,6 +13,7 @@ use crate::store::RunSummary;
 
 pub mod hash;
 pub mod ipc;
+pub mod sim;
 
 /// The lock name of the uncontended physical floor that ratios refer to.
 pub const FLOOR: &str = "floor";
@@ -27,7 +28,12 @@ const WIDE_SPREAD: f64 = 0.10;
 /// the medians over repetitions (`"reps"` is the number of repetitions; the
 /// repetitions themselves are under `"repetitions"`). Numbers that do not
 /// exist (a median of no repetitions, a ratio without a floor) are `null`.
+///
+/// A `sim lhp` run has its own object instead (see [`sim::run_json`]).
 pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
+    if sim::is_sim(meta, points) {
+        return sim::run_json(meta, points);
+    }
     let lhp: Vec<&Point> = points.iter().filter(|p| p.bench == "lhp").collect();
     let sensitivity: serde_json::Map<String, Value> =
         preemption_sensitivity(&lhp, meta.machine.cores as u32)
@@ -140,6 +146,10 @@ pub fn render_text(meta: &RunMeta, points: &[Point]) -> String {
         }
         if bench == "ipc" {
             ipc::tables(&mut out, meta, &of_bench);
+            continue;
+        }
+        if bench == crate::sim::runner::BENCH {
+            sim::tables(&mut out, meta, &of_bench);
             continue;
         }
         for (params, group) in by_params(&of_bench) {
@@ -615,6 +625,7 @@ mod tests {
             max_ns: 99_999,
             hash: None,
             ipc: None,
+            sim: None,
         }
     }
 

@@ -87,6 +87,86 @@ pub struct Rep {
     /// benchmarks and for repetitions stored before schema 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipc: Option<IpcMetrics>,
+    /// What a `sim lhp` row measures (`None` for the benchmarks and for
+    /// repetitions stored before schema 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<SimMetrics>,
+}
+
+/// One repetition of one row of a `sim lhp` table: a case (its VMs) under a
+/// host policy, simulated with this repetition's seed (see
+/// `locklab_model::lhp::experiment` for what each metric means). For `sim`
+/// points the `Rep` fields around it describe the simulator's own work on
+/// this row: `wall_s` and `cpu_s` of the simulation, `total_ops` the events
+/// it processed and `throughput_ops_s` its events per second.
+///
+/// A number that does not exist (a throughput over a baseline of 0) is NaN
+/// here and `null` in JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimMetrics {
+    /// The repetition's seed.
+    pub seed: u64,
+    /// Mean normalized throughput of the case's VMs.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub throughput_norm: f64,
+    /// `throughput_norm` over `none`'s in the same case and repetition.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub speedup: f64,
+    /// Speed-up of the VMs that take locks (`fairness`: hackbench's).
+    pub lock_speedup: Option<f64>,
+    /// Variance of CPU utilization across the lock-free VMs (or all loaded
+    /// VMs), percent².
+    #[serde(deserialize_with = "nan_if_null")]
+    pub util_variance: f64,
+    /// The request VM's median response time, µs (`latency`).
+    pub response_p50_us: Option<f64>,
+    /// Its 99th percentile, µs.
+    pub response_p99_us: Option<f64>,
+    /// Its median over `none`'s, minus 1 (−0.17: 17 % faster).
+    pub response_change: Option<f64>,
+    /// Share of the host's CPU time spent spinning on guest locks, 0 to 1.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub spin_share: f64,
+    /// Share spent in host context switches and VM exits, 0 to 1.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub overhead_share: f64,
+    /// PLE exits per simulated second.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub ple_exits_s: f64,
+    /// Host context switches per simulated second.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub switches_s: f64,
+    /// Per VM of the case.
+    pub per_vm: Vec<SimVm>,
+    /// Events simulated by every simulation of this repetition, the
+    /// baselines included.
+    pub plan_events: u64,
+    /// Seconds those simulations took, summed over them (the simulator's
+    /// time, whatever the worker threads).
+    #[serde(deserialize_with = "nan_if_null")]
+    pub plan_sim_s: f64,
+    /// Wall-clock seconds the whole command spent simulating, every
+    /// repetition on every worker thread.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub run_wall_s: f64,
+}
+
+/// One VM of a `sim lhp` row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimVm {
+    /// The VM's name (`oltp#2`).
+    pub name: String,
+    /// Its throughput over its baseline (the same VM alone under `none`).
+    #[serde(deserialize_with = "nan_if_null")]
+    pub throughput_norm: f64,
+    /// Its CPU utilization, percent of the host.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub util_pct: f64,
+}
+
+/// Reads a number that JSON wrote as `null` because it was NaN or infinite.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// One repetition's emulated-kernel counters over the measured window (see

@@ -65,6 +65,11 @@ pub const MIGRATIONS: &[Migration] = &[
         // JSON of `IpcMetrics`; NULL for the other benchmarks.
         apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN ipc TEXT;"),
     },
+    Migration {
+        what: "add the simulated metrics of a sim lhp repetition to reps (schema 5)",
+        // JSON of `SimMetrics`; NULL for the benchmarks.
+        apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN sim TEXT;"),
+    },
 ];
 
 /// The newest schema version this build reads and writes.
@@ -332,8 +337,8 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
-                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 )
                 .map_err(fail)?;
             for r in &p.reps {
@@ -346,6 +351,11 @@ impl Store {
                     .ipc
                     .as_ref()
                     .map(|m| serde_json::to_string(m).expect("ipc metrics serialise"));
+                // NaN and infinite numbers become null, which reads back as NaN.
+                let sim = r
+                    .sim
+                    .as_ref()
+                    .map(|m| serde_json::to_string(m).expect("sim metrics serialise"));
                 insert
                     .execute(params![
                         point_id,
@@ -363,6 +373,7 @@ impl Store {
                         r.max_ns as i64,
                         hash,
                         ipc,
+                        sim,
                     ])
                     .map_err(fail)?;
             }
@@ -454,7 +465,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op,
-                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc
+                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim
                  FROM reps WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)
                  ORDER BY point_id, rep",
             )
@@ -516,6 +527,11 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         .map(|text| serde_json::from_str(&text))
         .transpose()
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(14, Type::Text, Box::new(e)))?;
+    let sim = row
+        .get::<_, Option<String>>(15)?
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(15, Type::Text, Box::new(e)))?;
     Ok(Rep {
         rep: row.get(1)?,
         wall_s: real(2)?,
@@ -531,6 +547,7 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         max_ns: bits(12)?,
         hash,
         ipc,
+        sim,
     })
 }
 
@@ -628,7 +645,7 @@ fn hint(e: &rusqlite::Error) -> &'static str {
 mod tests {
     use super::*;
     use crate::error::EXIT_INPUT;
-    use crate::results::{HashMetrics, IpcMetrics};
+    use crate::results::{HashMetrics, IpcMetrics, SimMetrics, SimVm};
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -675,6 +692,7 @@ mod tests {
             max_ns: u64::MAX,
             hash: None,
             ipc: None,
+            sim: None,
         }
     }
 
@@ -1076,8 +1094,10 @@ mod tests {
         let (_, points) = store.load(1).unwrap();
         assert_eq!(points[0].reps[0].total_ops, 10);
         assert_eq!(points[0].reps[0].hash, None);
-        // Every later step ran too: the kernel IPC metrics column (schema 4).
+        // Every later step ran too: the kernel IPC metrics column (schema 4)
+        // and the simulated metrics (schema 5).
         assert_eq!(points[0].reps[0].ipc, None);
+        assert_eq!(points[0].reps[0].sim, None);
 
         let run = store.begin_run(&meta()).unwrap();
         let mut p = point("bucket-spin", 2);
@@ -1092,10 +1112,154 @@ mod tests {
         assert_eq!(store.load(run).unwrap().1, vec![p]);
     }
 
+    fn sim_metrics(seed: u64) -> SimMetrics {
+        SimMetrics {
+            seed,
+            throughput_norm: 0.4125,
+            speedup: 2.95,
+            lock_speedup: Some(31.5),
+            util_variance: 1.0 / 3.0,
+            response_p50_us: None,
+            response_p99_us: None,
+            response_change: None,
+            spin_share: 0.25,
+            overhead_share: 0.0125,
+            ple_exits_s: 123_456.5,
+            switches_s: 9_876.25,
+            per_vm: vec![
+                SimVm {
+                    name: "oltp#1".into(),
+                    throughput_norm: 0.4,
+                    util_pct: 24.9,
+                },
+                SimVm {
+                    name: "oltp#2".into(),
+                    throughput_norm: f64::NAN,
+                    util_pct: 25.1,
+                },
+            ],
+            plan_events: 12_345_678,
+            plan_sim_s: 3.25,
+            run_wall_s: 1.5,
+        }
+    }
+
+    /// A point as `sim lhp` stores it: one repetition per seed.
+    fn sim_point(policy: &str) -> Point {
+        let mut p = point(policy, 4);
+        p.bench = "sim-lhp".into();
+        p.params = json!({"experiment": "performance", "pcpus": 8, "vcpus": 8});
+        for (i, r) in p.reps.iter_mut().enumerate() {
+            r.sim = Some(sim_metrics(1 + i as u64));
+        }
+        p
+    }
+
+    /// A sim point reads back whole; its NaN comes back as NaN.
+    fn same_sim_point(got: &Point, want: &Point) -> bool {
+        let strip = |p: &Point| {
+            let mut p = p.clone();
+            for r in &mut p.reps {
+                if let Some(m) = &mut r.sim {
+                    for v in &mut m.per_vm {
+                        v.throughput_norm = if v.throughput_norm.is_nan() {
+                            -1.0
+                        } else {
+                            v.throughput_norm
+                        };
+                    }
+                }
+            }
+            p
+        };
+        strip(got) == strip(want)
+    }
+
+    #[test]
+    fn a_sim_point_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        let run = store.begin_run(&meta()).unwrap();
+        let points = [sim_point("none"), sim_point("itcs")];
+        for p in &points {
+            store.add_point(run, p).unwrap();
+        }
+        let (_, got) = store.load(run).unwrap();
+        assert_eq!(got.len(), 2);
+        for (g, w) in got.iter().zip(&points) {
+            assert!(same_sim_point(g, w), "stored {w:?}\nread   {g:?}");
+        }
+        let m = got[1].reps[2].sim.as_ref().unwrap();
+        assert_eq!(m.seed, 3);
+        assert!(m.per_vm[1].throughput_norm.is_nan());
+    }
+
+    /// A file of schema 4 (before simulated metrics) with a stored `bench
+    /// ipc` repetition opens, migrates to schema 5 keeping it, and then
+    /// stores and reads a sim repetition.
+    #[test]
+    fn a_schema_4_file_gains_the_sim_column() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            let mut store = Store {
+                conn,
+                path: db(&dir),
+            };
+            let first_four: Vec<Migration> = MIGRATIONS[..4]
+                .iter()
+                .map(|m| Migration {
+                    what: m.what,
+                    apply: m.apply,
+                })
+                .collect();
+            store.check_and_migrate(&first_four).unwrap();
+            store
+                .conn
+                .execute_batch(
+                    r#"INSERT INTO runs (kind, command, params, started, finished, complete,
+                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                        machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
+                     VALUES ('bench ipc', 'locklab bench ipc', '{}', 't0', 't1', 1,
+                        'cpu', 2, 2000000000, 'k', 'r', 'g', 'h', 80.5);
+                     INSERT INTO points (run_id, bench, lock, threads, params)
+                     VALUES (1, 'ipc', 'bkl(clh)', 2, '{"mode": "multi"}');
+                     INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc)
+                     VALUES (1, 0, 0.3, 0.6, 3000, 10000.0, 200.0, '[1500, 1500]', 1.0, 0, 0, 0, 0,
+                        NULL, '{"ticks": 600000000, "transfers": 3000, "switches": 10, "holds": 0,
+                        "hold_ticks": 0, "idle_entries": 1, "preemptions": 2, "elided": 0,
+                        "fallbacks": 0, "aborts": 0}');"#,
+                )
+                .unwrap();
+        }
+        assert_eq!(header(&db(&dir)).1, 4);
+        let mut store = Store::open(&db(&dir)).unwrap();
+        assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
+        assert_eq!(SCHEMA_VERSION, 5);
+        let (meta4, points) = store.load(1).unwrap();
+        assert!(meta4.complete);
+        assert_eq!(meta4.machine.c2c_round_trip_ns, Some(80.5));
+        assert_eq!(points[0].params, json!({"mode": "multi"}));
+        let r = &points[0].reps[0];
+        assert_eq!(
+            (r.total_ops, r.thread_ops.clone()),
+            (3000, vec![1500, 1500])
+        );
+        assert_eq!(r.ipc.as_ref().map(|m| m.ticks), Some(600_000_000));
+        assert_eq!(r.sim, None);
+
+        let run = store.begin_run(&meta()).unwrap();
+        let p = sim_point("itcs");
+        store.add_point(run, &p).unwrap();
+        assert!(same_sim_point(&store.load(run).unwrap().1[0], &p));
+    }
+
     fn same_f64(a: f64, b: f64) -> bool {
         a == b || (a.is_nan() && b.is_nan())
     }
 
+    /// `a` is `b` read back.
     fn same_rep(a: &Rep, b: &Rep) -> bool {
         a.rep == b.rep
             && same_f64(a.wall_s, b.wall_s)
@@ -1109,6 +1273,79 @@ mod tests {
                 == (b.p50_ns, b.p99_ns, b.p999_ns, b.max_ns)
             && a.hash == b.hash
             && a.ipc == b.ipc
+            && match (&a.sim, &b.sim) {
+                (None, None) => true,
+                (Some(read), Some(stored)) => same_sim(stored, read),
+                _ => false,
+            }
+    }
+
+    /// `b` is `a` read back: a number JSON cannot hold (NaN, ±infinity)
+    /// reads as NaN, or as `None` where it was optional.
+    fn same_sim(a: &SimMetrics, b: &SimMetrics) -> bool {
+        let num = |x: f64, y: f64| if x.is_finite() { x == y } else { y.is_nan() };
+        let opt = |x: Option<f64>, y: Option<f64>| match x {
+            Some(x) if x.is_finite() => y == Some(x),
+            _ => y.is_none(),
+        };
+        a.seed == b.seed
+            && num(a.throughput_norm, b.throughput_norm)
+            && num(a.speedup, b.speedup)
+            && opt(a.lock_speedup, b.lock_speedup)
+            && num(a.util_variance, b.util_variance)
+            && opt(a.response_p50_us, b.response_p50_us)
+            && opt(a.response_p99_us, b.response_p99_us)
+            && opt(a.response_change, b.response_change)
+            && num(a.spin_share, b.spin_share)
+            && num(a.overhead_share, b.overhead_share)
+            && num(a.ple_exits_s, b.ple_exits_s)
+            && num(a.switches_s, b.switches_s)
+            && a.per_vm.len() == b.per_vm.len()
+            && a.per_vm.iter().zip(&b.per_vm).all(|(x, y)| {
+                x.name == y.name
+                    && num(x.throughput_norm, y.throughput_norm)
+                    && num(x.util_pct, y.util_pct)
+            })
+            && a.plan_events == b.plan_events
+            && num(a.plan_sim_s, b.plan_sim_s)
+            && num(a.run_wall_s, b.run_wall_s)
+    }
+
+    fn any_sim() -> impl Strategy<Value = SimMetrics> {
+        use proptest::num::f64::ANY;
+        let opt = || proptest::option::of(ANY);
+        (
+            any::<u64>(),
+            [ANY; 8],
+            (opt(), opt(), opt(), opt()),
+            proptest::collection::vec(("[a-z#0-9]{0,8}", ANY, ANY), 0..4),
+            any::<u64>(),
+        )
+            .prop_map(|(seed, f, o, vms, events)| SimMetrics {
+                seed,
+                throughput_norm: f[0],
+                speedup: f[1],
+                lock_speedup: o.0,
+                util_variance: f[2],
+                response_p50_us: o.1,
+                response_p99_us: o.2,
+                response_change: o.3,
+                spin_share: f[3],
+                overhead_share: f[4],
+                ple_exits_s: f[5],
+                switches_s: f[6],
+                per_vm: vms
+                    .into_iter()
+                    .map(|(name, throughput_norm, util_pct)| SimVm {
+                        name,
+                        throughput_norm,
+                        util_pct,
+                    })
+                    .collect(),
+                plan_events: events,
+                plan_sim_s: f[7],
+                run_wall_s: f[7] / 3.0,
+            })
     }
 
     fn any_rep() -> impl Strategy<Value = Rep> {
@@ -1121,6 +1358,7 @@ mod tests {
             any::<[u64; 4]>(),
             proptest::option::of(any::<([u64; 3], Option<u64>)>()),
             proptest::option::of(any::<[u64; 10]>()),
+            proptest::option::of(any_sim()),
         )
             .prop_map(
                 |(
@@ -1131,6 +1369,7 @@ mod tests {
                     p,
                     hash,
                     ipc,
+                    sim,
                 )| Rep {
                     rep,
                     wall_s,
@@ -1162,6 +1401,7 @@ mod tests {
                         fallbacks: m[8],
                         aborts: m[9],
                     }),
+                    sim,
                 },
             )
     }

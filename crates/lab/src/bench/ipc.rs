@@ -226,6 +226,7 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
             fallbacks: total.fallbacks,
             aborts: total.aborts,
         }),
+        sim: None,
     })
 }
 

@@ -79,6 +79,11 @@ pub struct Progress(ProgressBar);
 impl Progress {
     /// A bar for `total` repetitions; hidden when `quiet` or stderr is not a terminal.
     pub fn new(total: u64, quiet: bool) -> Self {
+        Self::counting(total, quiet, "reps")
+    }
+
+    /// A bar for `total` things called `unit` (`simulations`).
+    pub fn counting(total: u64, quiet: bool, unit: &str) -> Self {
         let target = if quiet {
             ProgressDrawTarget::hidden()
         } else {
@@ -86,20 +91,20 @@ impl Progress {
         };
         let bar = ProgressBar::with_draw_target(Some(total), target);
         bar.set_style(
-            ProgressStyle::with_template(
-                "{elapsed:>4} [{bar:30}] {pos}/{len} reps, ETA {eta}  {msg}",
-            )
-            .expect("static template is valid")
+            ProgressStyle::with_template(&format!(
+                "{{elapsed:>4}} [{{bar:30}}] {{pos}}/{{len}} {unit}, ETA {{eta}}  {{msg}}"
+            ))
+            .expect("the template is valid (units have no braces)")
             .progress_chars("=> "),
         );
         Progress(bar)
     }
 
-    fn step(&self, msg: String) {
+    pub(crate) fn step(&self, msg: String) {
         self.0.set_message(msg);
     }
 
-    fn done_one(&self) {
+    pub(crate) fn done_one(&self) {
         self.0.inc(1);
     }
 
@@ -154,6 +159,7 @@ fn rep_of<'h>(
         },
         hash,
         ipc: None,
+        sim: None,
     }
 }
 

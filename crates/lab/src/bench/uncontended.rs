@@ -99,6 +99,7 @@ pub fn run_rep<L: LabLock>(cfg: &Config) -> Rep {
         max_ns: 0,
         hash: None,
         ipc: None,
+        sim: None,
     }
 }
 
