@@ -1265,9 +1265,9 @@ impl Sim {
 
     /// The policy's answer once the PLE exit of `i` has been paid for.
     ///
-    /// - `yth`: the spinner gives its pCPU to the leftmost other task and is
-    ///   the next one picked there ([`Sim::yield_to_head`]); `ytt`: it is
-    ///   requeued behind the rightmost task (2.6.38's compat yield).
+    /// - `yth`: the spinner is requeued at its virtual runtime, at or near
+    ///   the head, and the pCPU picks again ([`Sim::yield_to_head`]); `ytt`:
+    ///   it is requeued behind the rightmost task (2.6.38's compat yield).
     /// - `itcs`/`sitcs`: queued siblings (`sitcs`: those preempted in kernel
     ///   mode) run now on their own pCPUs ([`Sim::coschedule`]); the spinner
     ///   spins on.
@@ -1285,7 +1285,7 @@ impl Sim {
         let cpu = self.v[i as usize].cpu;
         match self.policy {
             Policy::None | Policy::Pv => unreachable!("PLE is off under {}", self.policy),
-            Policy::Yth => self.yield_to_head(cpu, i),
+            Policy::Yth => self.yield_to_head(cpu),
             Policy::Ytt => {
                 self.update_curr(cpu);
                 if let Some(&(vr, _, _)) = self.rq[cpu as usize].tree.last() {
@@ -1375,16 +1375,13 @@ impl Sim {
             .find(|&s| s != i && ok(&self.v[s as usize]))
     }
 
-    /// YTH: the spinner gives its pCPU to the leftmost other task and is
-    /// the next task picked there after it (CFS skip and next buddies); its
-    /// virtual runtime, and so its fair share, is left as it is.
-    fn yield_to_head(&mut self, cpu: u32, i: u32) {
-        if self.rq[cpu as usize].tree.is_empty() {
-            return self.start_guest(i);
-        }
-        self.rq[cpu as usize].skip = Some(i);
+    /// YTH: the spinner goes back into its run queue where its virtual
+    /// runtime puts it, at or near the head, and the pCPU picks again: a
+    /// task that is owed more CPU runs, otherwise the spinner goes on. This
+    /// is `sched_yield` in Linux 2.6.38's CFS without the compat flag, the
+    /// kernel seed 004 built on.
+    fn yield_to_head(&mut self, cpu: u32) {
         self.resched(cpu);
-        self.rq[cpu as usize].next = Some(i);
     }
 
     /// ITCS/SITCS: runs the spinner's queued siblings (those preempted in
