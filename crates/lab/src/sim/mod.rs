@@ -81,6 +81,12 @@ pub fn resolve(a: &SimLhpArgs) -> Result<SimPlan> {
         Some(path) => from_file(a, path, reps)?,
         None => from_flags(a, reps)?,
     };
+    // No more workers than simulations: the run records the threads used.
+    let jobs: usize = setups
+        .iter()
+        .map(|s| locklab_model::lhp::experiment::plan(s).len())
+        .sum();
+    let threads = threads.clamp(1, jobs.max(1));
     let point_params = params.clone();
     if let Value::Object(m) = &mut params {
         // The scenario of a file is on every point; the run keeps its name.
@@ -355,6 +361,9 @@ mod tests {
             locklab_model::lhp::LockKind::Tas
         );
         assert_eq!(p.threads, 2);
+        let few = resolve(&args(&["--policies", "itcs", "--threads", "64"])).unwrap();
+        assert_eq!(few.threads, 3, "one worker per simulation at most");
+        assert_eq!(few.run_params["threads"], 3);
         assert_eq!(p.point_params["experiment"], "performance");
         assert_eq!(p.point_params.get("max_vms"), None, "only for scalability");
         assert_eq!(p.point_params["policies"], json!(["none", "itcs"]));
