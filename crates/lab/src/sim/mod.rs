@@ -418,9 +418,13 @@ mod tests {
         assert_eq!(s.base.seed, 5);
         assert_eq!(s.cases[0].vms, 2);
         assert_eq!(p.point_params["scenario"]["host"]["pcpus"], 2);
+        // The preset's hold time, stored in Dist's own notation.
+        let hold = locklab_model::lhp::Workload::preset("hackbench")
+            .unwrap()
+            .hold;
         assert_eq!(
             p.point_params["scenario"]["vms"][0]["workload"]["hold"],
-            "exp:500"
+            hold.to_string()
         );
         assert_eq!(p.run_params.get("scenario"), None);
         assert_eq!(p.run_params["config"], path.display().to_string());

@@ -339,6 +339,9 @@ fn vm_spec(
     if let Some(n) = vm.threads {
         w.threads = Some(n);
     }
+    if let Some(x) = vm.ipi {
+        w.ipi = x;
+    }
     let mut spec = VmSpec::new(w, vm.count.unwrap_or(1), vm.vcpus.unwrap_or(DEFAULT_VCPUS));
     if let Some(wt) = vm.weight {
         spec.weight = wt;
@@ -459,6 +462,7 @@ struct VmToml {
     locks: Option<u32>,
     threads: Option<u32>,
     think: Option<Think>,
+    ipi: Option<f64>,
 }
 
 /// A phase length: a number of ns (fixed), or `Dist::parse`'s text
@@ -580,6 +584,7 @@ sections = 3
 locks = 5
 threads = 1
 think = "exp:100000"
+ipi = 0.25
 
 [[vm]]
 workload = "pi"
@@ -624,6 +629,7 @@ name = "crunch"
         assert_eq!(w.hold, Dist::Const(800.0));
         assert_eq!((w.sections, w.locks, w.threads), (3, 5, Some(1)));
         assert_eq!(w.think, Some(Dist::Exp(100_000.0)));
+        assert_eq!(w.ipi, 0.25);
         // Only the name differs from the preset; 8 vCPUs, one VM, nice 0.
         let pi = &s.vms[1];
         assert_eq!((pi.count, pi.vcpus, pi.weight), (1, DEFAULT_VCPUS, 1024));
@@ -697,6 +703,11 @@ name = "crunch"
         assert!(e.starts_with("s.toml: vm[0].user: -20 ns"), "{e}");
         let e = err(&format!("{VM}threads = 9\n"));
         assert!(e.starts_with("s.toml: vm[0].threads: 9 threads"), "{e}");
+        let e = err(&format!("{VM}ipi = 1.5\n"));
+        assert!(
+            e.starts_with("s.toml: vm[0].ipi: 1.5 is not a chance"),
+            "{e}"
+        );
         let e = err(&format!("[host]\npcpus = 0\n{VM}"));
         assert!(e.starts_with("s.toml: host.pcpus: 0 pCPUs"), "{e}");
         let e = err(&format!("[host]\ntick_us = 1\n{VM}"));
