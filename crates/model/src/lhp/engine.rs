@@ -470,7 +470,13 @@ impl Sim {
                 }
                 Ev::Tick(cpu) => {
                     self.tick_cpu(cpu);
-                    let next = t + self.tick;
+                    // Interrupts and host housekeeping make a real tick's
+                    // work start a little late now and then; ±10 % here.
+                    // Without it every run queue of a symmetric set-up
+                    // turns with a fixed phase forever, and one seed
+                    // samples a single alignment of the VMs' slices.
+                    let jitter = self.tick / 5;
+                    let next = t + self.tick - jitter / 2 + self.rng.next_u64() % (jitter + 1);
                     self.at(next, Ev::Tick(cpu));
                 }
                 Ev::Balance => {
