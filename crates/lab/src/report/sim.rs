@@ -251,21 +251,21 @@ pub fn seed004(experiment: &str) -> &'static [SeedRow] {
 }
 
 /// Seed 004's set-up, as the run's parameters name it.
-const SEED_SETUP: [(&str, &str, &str); 4] = [
-    ("pcpus", "8", "pCPUs"),
-    ("vcpus", "8", "vCPUs per VM"),
-    ("lock", "ticket", "guest locks"),
-    ("ple", "seed", "PLE"),
+const SEED_SETUP: [(&str, &str, &str, &str); 4] = [
+    ("pcpus", "8", "pCPUs", "8"),
+    ("vcpus", "8", "vCPUs per VM", "8"),
+    ("lock", "ticket", "guest locks", "ticket"),
+    ("ple", "seed", "PLE", "a fixed 2048-cycle window"),
 ];
 
 /// Where the run's set-up differs from seed 004's, as text.
 fn setup_differences(params: &Value) -> Vec<String> {
     SEED_SETUP
         .iter()
-        .filter_map(|(key, seed, what)| {
+        .filter_map(|(key, seed, what, shown)| {
             let v = params.get(*key)?;
             let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-            (v != *seed).then(|| format!("{what} {v} (seed {seed})"))
+            (v != *seed).then(|| format!("{what} {v} (seed 004: {shown})"))
         })
         .collect()
 }
@@ -958,7 +958,9 @@ pub(crate) mod tests {
         assert!(t.contains("2.50×"), "{t}");
         assert!(t.contains("not run"), "sitcs was not simulated: {t}");
         assert!(
-            t.contains("differs from the seed's: pCPUs 2 (seed 8), vCPUs per VM 2 (seed 8)"),
+            t.contains(
+                "differs from the seed's: pCPUs 2 (seed 004: 8), vCPUs per VM 2 (seed 004: 8)"
+            ),
             "{t}"
         );
         assert!(t.contains("events/s per thread"), "{t}");
