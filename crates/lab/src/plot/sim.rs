@@ -10,8 +10,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::{
-    draw_legend, draw_titles, machine_line, marker_shape, tick, Area, DrawResult, Series, FONT,
-    PALETTE, SIZE,
+    draw_legend, draw_titles, machine_line, tick, Area, DrawResult, Series, FONT, PALETTE, SIZE,
 };
 use crate::error::{LabError, Result};
 use crate::report::distinct;
@@ -39,7 +38,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         .filter(|p| experiment(p) == name)
         .map(|p| row_stat(p))
         .collect();
-    let lines = distinct(rows.iter().map(|r| r.vms)).len() > 1;
+    let grouped = distinct(rows.iter().map(|r| r.vms)).len() > 1;
     let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
     if !rows.iter().any(|r| shown(r.throughput_norm.0)) {
         return Err(LabError::input(format!(
@@ -65,12 +64,12 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let titles = [
         format!(
             "run {run}: sim lhp {name}, normalized throughput {} ({reps})",
-            if lines { "against VMs per host policy" } else { "per host policy" }
+            if grouped { "by VMs and policy" } else { "per host policy" }
         ),
         format!(
             "normalized: each VM's throughput over the same VM alone on the host (none); dashed: 1, as \
              fast as alone{}",
-            if lines { "" } else { "; labels: × none" }
+            if grouped { "" } else { "; labels: × none" }
         ),
         machine_line(meta),
     ];
@@ -81,7 +80,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         let drawn = (|| -> DrawResult<()> {
             root.fill(&WHITE)?;
             let body = draw_titles(&root, &titles)?;
-            if lines {
+            if grouped {
                 scalability(&body, &rows, log_y)?;
             } else if latency {
                 let (left, right) = body.split_horizontally(size.0 * 3 / 5);
@@ -180,7 +179,6 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
                 .label_style((FONT, 15))
                 .x_label_formatter(&|x| name(*x))
                 .y_label_formatter(&|v| tick(*v))
-                .y_max_light_lines(1)
                 .y_max_light_lines(1)
                 .light_line_style(RGBColor(240, 240, 240))
                 .bold_line_style(RGBColor(215, 215, 215))
@@ -306,7 +304,8 @@ fn responses(area: &Area<'_>, rows: &[RowStat]) -> DrawResult<()> {
     Ok(())
 }
 
-/// One line per policy across the VM counts, with a legend beside it.
+/// Grouped bars: one group per VM count, one bar per policy in it, with a
+/// legend beside them.
 fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
     let policies = distinct(rows.iter().map(|r| r.policy.as_str()));
     let series: Vec<Series> = policies
@@ -335,9 +334,23 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
     );
     let mut counts = distinct(rows.iter().map(|r| r.vms as i32));
     counts.sort_unstable();
-    let (lo, hi) = (counts[0], counts[counts.len() - 1]);
+    let slots = counts.len() as i32;
     let (chart_area, legend) = area.split_horizontally(area.dim_in_pixel().0 - 200);
-    let x = ((lo - 1)..(hi + 1)).with_key_points(counts.clone());
+    // One slot per VM count, one bar per policy within it.
+    let x = (-STEP * 6 / 10..(slots * STEP - STEP * 4 / 10))
+        .with_key_points((0..slots).map(|i| i * STEP).collect());
+    let count_label = |x: i32| -> String {
+        if x % STEP == 0 && x >= 0 {
+            counts
+                .get((x / STEP) as usize)
+                .map_or_else(String::new, |c| c.to_string())
+        } else {
+            String::new()
+        }
+    };
+    let slot = |vms: i32| counts.iter().position(|&c| c == vms).unwrap_or(0);
+    let np = series.len().max(1) as f64;
+    let width = 0.84 / np;
     let y_desc = format!(
         "normalized throughput, mean over the VMs{}",
         if log_y { " (log scale)" } else { "" }
@@ -347,42 +360,46 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
             let mut chart = $chart;
             chart
                 .configure_mesh()
+                .disable_x_mesh()
                 .x_desc("VMs on the host")
                 .y_desc(y_desc.as_str())
                 .axis_desc_style((FONT, 18))
                 .label_style((FONT, 15))
-                .x_label_formatter(&|t| format!("{t}"))
+                .x_label_formatter(&|t| count_label(*t))
                 .y_label_formatter(&|v| tick(*v))
-                .y_max_light_lines(1)
                 .y_max_light_lines(1)
                 .light_line_style(RGBColor(240, 240, 240))
                 .bold_line_style(RGBColor(215, 215, 215))
                 .draw()?;
             let fit = |y: f64| if y.is_finite() { y.max(y_lo) } else { y_lo };
             chart.draw_series(DashedLineSeries::new(
-                [(lo - 1, 1.0), (hi + 1, 1.0)],
+                [(-STEP * 6 / 10, 1.0), (slots * STEP - STEP * 4 / 10, 1.0)],
                 8,
                 5,
                 RGBColor(90, 90, 90).stroke_width(2).into(),
             ))?;
             for (i, s) in series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
+                let dx = (i as f64 - (np - 1.0) / 2.0) * width;
+                chart.draw_series(s.points.iter().map(|&(t, m, _, _)| {
+                    let k = slot(t);
+                    Rectangle::new(
+                        [
+                            (at(k, dx - width * 0.45), fit(y_lo)),
+                            (at(k, dx + width * 0.45), fit(m)),
+                        ],
+                        color.mix(0.85).filled(),
+                    )
+                }))?;
                 for &(t, _, min, max) in &s.points {
                     if spread(min, max) {
+                        let c = at(slot(t), dx);
                         chart.draw_series(std::iter::once(PathElement::new(
-                            vec![(t, fit(min)), (t, fit(max))],
-                            color.mix(0.85).stroke_width(2),
+                            vec![(c, fit(min)), (c, fit(max))],
+                            BLACK.mix(0.6).stroke_width(1),
                         )))?;
                     }
                 }
-                chart.draw_series(LineSeries::new(
-                    s.points.iter().map(|&(t, m, _, _)| (t, fit(m))),
-                    color.stroke_width(2),
-                ))?;
-                let shape = marker_shape(i);
-                chart.draw_series(s.points.iter().map(|&(t, m, _, _)| {
-                    EmptyElement::at((t, fit(m))) + Polygon::new(shape.clone(), color.filled())
-                }))?;
             }
         }};
     }
@@ -438,7 +455,7 @@ mod tests {
     }
 
     #[test]
-    fn latency_has_a_response_panel_and_scalability_lines() {
+    fn latency_has_a_response_panel_and_scalability_grouped_bars() {
         let ps = [
             point("latency", "none", 8, &[1.0]),
             point("latency", "sitcs", 8, &[1.4]),
