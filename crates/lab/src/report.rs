@@ -79,16 +79,7 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
     json!({
         "preemption_sensitivity": sensitivity,
         "hash_crossover": hash_crossover,
-        "run": {
-            "id": meta.id,
-            "kind": meta.kind,
-            "command": meta.command,
-            "params": meta.params,
-            "machine": serde_json::to_value(&meta.machine).unwrap_or(Value::Null),
-            "started": meta.started,
-            "finished": meta.finished,
-            "complete": meta.complete,
-        },
+        "run": run_meta_json(meta),
         "points": points,
     })
 }
@@ -279,6 +270,20 @@ fn by_params<'a>(points: &[&'a Point]) -> Vec<(&'a Value, Vec<&'a Point>)> {
         }
     }
     groups
+}
+
+/// A run's metadata as every JSON report shows it.
+pub(crate) fn run_meta_json(meta: &RunMeta) -> Value {
+    json!({
+        "id": meta.id,
+        "kind": meta.kind,
+        "command": meta.command,
+        "params": meta.params,
+        "machine": serde_json::to_value(&meta.machine).unwrap_or(Value::Null),
+        "started": meta.started,
+        "finished": meta.finished,
+        "complete": meta.complete,
+    })
 }
 
 /// Distinct values in order of first appearance.

@@ -158,6 +158,11 @@ fn one_unpreempted_vm_matches_the_repairman_model() {
             .throughput
             * 1e9;
         let err = measured / model - 1.0;
+        // docs/lhp.md quotes these (`-- --nocapture` shows them).
+        println!(
+            "repairman V = {vcpus}, S = {service} ns, Z = {delay} ns: simulated {measured:.0}/s, model {model:.0}/s ({:+.2} %)",
+            err * 100.0
+        );
         assert!(
             err.abs() < 0.02,
             "V = {vcpus}, S = {service}, Z = {delay}: simulated {measured:.0}/s, model {model:.0}/s ({:+.2} %)",
@@ -178,7 +183,13 @@ fn collapse_run(vcpus: u32, lock: LockKind) -> (f64, f64) {
     s.duration_ns = 0.4e9;
     s.warmup_ns = 0.05e9;
     let r = simulate(&s).unwrap();
-    (r.vms[0].throughput, r.vms[0].spin_ns / r.vms[0].cpu_ns)
+    let (x, spin) = (r.vms[0].throughput, r.vms[0].spin_ns / r.vms[0].cpu_ns);
+    println!(
+        "collapse: {vcpus} vCPUs on 2 pCPUs, {} locks: {x:.0} cycles/s, spinning {:.0} %",
+        lock.name(),
+        spin * 100.0
+    );
+    (x, spin)
 }
 
 /// More vCPUs than pCPUs, ticket locks, plain CFS: lock-holder and

@@ -836,16 +836,7 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
         "threads": sp.and_then(|s| s.threads),
         "seed_004": if file { Vec::new() } else { seed004(experiment).iter().map(seed_json).collect() },
         "params": sims.first().map_or(Value::Null, |p| p.params.clone()),
-        "run": {
-            "id": meta.id,
-            "kind": meta.kind,
-            "command": meta.command,
-            "params": meta.params,
-            "machine": serde_json::to_value(&meta.machine).unwrap_or(Value::Null),
-            "started": meta.started,
-            "finished": meta.finished,
-            "complete": meta.complete,
-        },
+        "run": crate::report::run_meta_json(meta),
     })
 }
 

@@ -907,7 +907,6 @@ impl Sim {
         rq.load -= self.v[i as usize].weight;
         rq.nr -= 1;
         self.v[i as usize].state = TState::Blocked;
-        self.v[i as usize].stats.halts += 1;
         self.schedule(cpu);
     }
 
@@ -1102,6 +1101,7 @@ impl Sim {
             Some(d) => {
                 let t = self.rng.sample(d);
                 self.v[i as usize].phase = Phase::Think;
+                self.v[i as usize].stats.halts += 1;
                 self.block(i);
                 let g = self.v[i as usize].gen;
                 self.at(now + t, Ev::Wake(i, g));
@@ -1195,13 +1195,9 @@ impl Sim {
             LockKind::Tas => {
                 lock.owner = None;
                 let v = &self.v;
-                let running: Vec<u32> = lock
-                    .waiters
-                    .iter()
-                    .copied()
-                    .filter(|&w| v[w as usize].state == TState::Running)
-                    .collect();
-                if running.is_empty() {
+                let runs = |w: &u32| v[*w as usize].state == TState::Running;
+                let running = lock.waiters.iter().filter(|w| runs(w)).count();
+                if running == 0 {
                     // Nobody polls now: under pv a halted waiter is kicked
                     // to try again.
                     let halted = lock
@@ -1214,8 +1210,8 @@ impl Sim {
                     }
                     None
                 } else {
-                    let w = running[self.rng.below(running.len() as u32) as usize];
-                    Some(w)
+                    let k = self.rng.below(running as u32) as usize;
+                    lock.waiters.iter().copied().filter(|w| runs(w)).nth(k)
                 }
             }
         };
@@ -1243,6 +1239,7 @@ impl Sim {
     /// pv: a waiter spun for the threshold and halts until kicked.
     fn pv_halt(&mut self, i: u32) {
         self.v[i as usize].pv_halted = true;
+        self.v[i as usize].stats.halts += 1;
         self.block(i);
     }
 
@@ -1314,7 +1311,6 @@ impl Sim {
                         self.v[i as usize].deferred_on = Some(h);
                         self.deferred[h as usize].push(i);
                         self.block(i);
-                        self.v[i as usize].stats.halts -= 1; // a deferral, not a halt
                         let g = self.v[i as usize].gen;
                         let t = self.now + self.latency;
                         self.at(t, Ev::Undefer(i, g));
@@ -1351,13 +1347,9 @@ impl Sim {
     /// a known spinner (a known spinner passes every other time it is
     /// looked at, as KVM's `dy_eligible` toggles).
     fn directed_yield_target(&mut self, i: u32, from: u32) -> Option<u32> {
-        let vm = &self.vms[self.v[i as usize].vm as usize];
-        let (first, n) = (vm.first, vm.vcpus);
-        let start = from - first;
-        for k in 1..=n {
-            let s = first + (start + k) % n;
+        for s in self.ring(i, from) {
             let v = &mut self.v[s as usize];
-            if s == i || v.state != TState::Queued || !v.in_kernel() {
+            if v.state != TState::Queued || !v.in_kernel() {
                 continue;
             }
             if v.ple_yielded {
@@ -1371,14 +1363,21 @@ impl Sim {
         None
     }
 
-    /// The first sibling of `i` after `from` (round robin within the VM,
-    /// `i` itself excluded) for which `ok` holds.
-    fn sibling(&self, i: u32, from: u32, ok: impl Fn(&Vcpu) -> bool) -> Option<u32> {
+    /// The siblings of `i` in round-robin order starting after `from`
+    /// (a vCPU of the same VM), `i` itself left out.
+    fn ring(&self, i: u32, from: u32) -> impl Iterator<Item = u32> {
         let vm = &self.vms[self.v[i as usize].vm as usize];
-        let start = from - vm.first;
-        (1..=vm.vcpus)
-            .map(|k| vm.first + (start + k) % vm.vcpus)
-            .find(|&s| s != i && ok(&self.v[s as usize]))
+        let (first, n) = (vm.first, vm.vcpus);
+        let start = from - first;
+        (1..=n)
+            .map(move |k| first + (start + k) % n)
+            .filter(move |&s| s != i)
+    }
+
+    /// The first sibling of `i` after `from` (round robin within the VM)
+    /// for which `ok` holds.
+    fn sibling(&self, i: u32, from: u32, ok: impl Fn(&Vcpu) -> bool) -> Option<u32> {
+        self.ring(i, from).find(|&s| ok(&self.v[s as usize]))
     }
 
     /// YTH: the spinner goes back into its run queue where its virtual

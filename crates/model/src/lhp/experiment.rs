@@ -26,7 +26,7 @@
 use super::config::{ConfigError, Host, LockKind, Ple, Scenario, VmSpec, Workload};
 use super::policy::Policy;
 use super::result::SimResult;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Seed 004's experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -212,8 +212,8 @@ pub enum Role {
         /// The policy.
         policy: Policy,
     },
-    /// The baseline of a kind of VM (index into the plan's baseline list).
-    Baseline(usize),
+    /// The baseline of a kind of VM: it alone on the host under `none`.
+    Baseline,
 }
 
 /// One simulation to run.
@@ -236,19 +236,16 @@ fn kind_key(v: &VmSpec) -> String {
 /// each policy.
 pub fn plan(setup: &Setup) -> Vec<Job> {
     let mut jobs = Vec::new();
-    let mut seen = BTreeMap::new();
+    let mut seen = BTreeSet::new();
     for case in &setup.cases {
         for spec in &case.specs {
-            let key = kind_key(spec);
-            if seen.contains_key(&key) {
+            if !seen.insert(kind_key(spec)) {
                 continue;
             }
-            let i = seen.len();
-            seen.insert(key, i);
             let mut alone = spec.clone();
             alone.count = 1;
             jobs.push(Job {
-                role: Role::Baseline(i),
+                role: Role::Baseline,
                 label: format!("alone: {}", spec.name),
                 scenario: Scenario {
                     vms: vec![alone],
@@ -367,7 +364,7 @@ pub fn tabulate(setup: &Setup, jobs: &[Job], results: &[SimResult]) -> Table {
     assert_eq!(jobs.len(), results.len(), "one result per job");
     let mut baselines: BTreeMap<String, f64> = BTreeMap::new();
     for (job, r) in jobs.iter().zip(results) {
-        if let Role::Baseline(_) = job.role {
+        if job.role == Role::Baseline {
             baselines.insert(kind_key(&job.scenario.vms[0]), r.vms[0].throughput);
         }
     }
