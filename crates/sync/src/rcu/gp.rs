@@ -8,9 +8,11 @@
 //! in its high 48 bits the grace-period number the thread last copied from
 //! the global `gp_ctr` (at the start of its outermost read-side section, or
 //! at its last quiescent state for QSBR) and in its low 16 bits whether it
-//! is active: 1 inside a read-side section (general flavour) or while
-//! online (QSBR), 0 when the thread cannot hold references. `gp_ctr` keeps
-//! its low bits at 1, so one store of it opens an outermost section.
+//! is active: nonzero inside a read-side section (general flavour) or
+//! while online (QSBR), 0 when the thread cannot hold references. `gp_ctr`
+//! keeps its low bits nonzero (bit 0 always; bit 1 in a fenced domain, so
+//! that a section learns the domain's choice from the value it loads
+//! anyway), so one store of it opens an outermost section.
 //!
 //! Nested sections of the general flavour do not touch `ctr`: the record's
 //! owner-only `nested` counts the guards beyond the first. So the
@@ -21,6 +23,14 @@
 //! nanoseconds per section on machines with slow store forwarding (a
 //! nesting count kept in `ctr` and counted up and down, as liburcu does,
 //! would load each store back).
+//!
+//! A section opened through the reader's exclusive handle
+//! (`RcuReader::read_outer`, `&mut self`) is outermost by construction:
+//! the borrow checker rules out any other live guard of the reader, and
+//! sections nested inside it borrow its guard, so they end first. It skips
+//! both looks at the record: a load of `gp_ctr` and a store to begin, a
+//! store of 0 to end, the least a general-purpose read side can do without
+//! a fence.
 //!
 //! # A grace period
 //!
@@ -99,6 +109,10 @@ use std::time::{Duration, Instant};
 pub(crate) const NEST_MASK: u64 = 0xffff;
 /// One grace period in `gp_ctr`.
 const GP_STEP: u64 = NEST_MASK + 1;
+/// A low bit of `gp_ctr`, and so of every copy a reader stores, set in a
+/// fenced domain: a section's start reads the domain's choice from the
+/// value it loads anyway, and a copy with it is still active.
+const FENCED: u64 = 2;
 
 /// Whether a thread may wait for its domain's grace periods (and so for
 /// reclamation).
@@ -193,7 +207,7 @@ impl Core {
         let _ = stall;
         Core {
             hot: CachePadded::new(Hot {
-                gp_ctr: AtomicU64::new(GP_STEP | 1),
+                gp_ctr: AtomicU64::new(GP_STEP | 1 | if fenced { FENCED } else { 0 }),
                 fenced,
             }),
             seq: CachePadded::new(AtomicU64::new(0)),
@@ -247,15 +261,8 @@ impl Core {
     /// read-side section, or a QSBR thread coming online.
     #[inline(always)]
     pub(crate) fn enter(&self, rec: &Record) {
-        self.enter_as(rec, self.hot.fenced)
-    }
-
-    /// [`Core::enter`] for a caller that keeps its own copy of the domain's
-    /// (fixed) `fenced` choice.
-    #[inline(always)]
-    pub(crate) fn enter_as(&self, rec: &Record, fenced: bool) {
         let g = self.hot.gp_ctr.load(Ordering::Acquire);
-        if fenced {
+        if g & FENCED != 0 {
             rec.ctr.swap(g, Ordering::AcqRel);
         } else {
             rec.ctr.store(g, Ordering::Relaxed);

@@ -469,15 +469,18 @@ pub(crate) fn check_guard<G: ReadGuard>(guard: &G, domain_id: usize, what: &'sta
 pub struct RcuReader {
     core: Arc<Core>,
     rec: *const Record,
-    /// The domain's `fenced` choice, fixed at its creation; copied here
-    /// with the rest of what a section needs, so that a loop of sections
-    /// loads none of it more than once.
-    fenced: bool,
 }
 
 /// A read-side section of [`Rcu`]; nests.
 pub struct RcuGuard<'r> {
     reader: &'r RcuReader,
+    /// Opened by [`RcuReader::read_outer`]: outermost, with every guard
+    /// nested in it borrowing it, so its end needs no look at the record.
+    exclusive: bool,
+    /// The domain's id, taken where the section's start has the core's
+    /// address at hand, so a structure's check of the guard compares a
+    /// register.
+    domain: usize,
 }
 
 impl Domain<General> {
@@ -490,11 +493,7 @@ impl Domain<General> {
         let rec = core.register();
         #[cfg(not(loom))]
         mine::add(self.id(), rec);
-        RcuReader {
-            fenced: core.hot.fenced,
-            core,
-            rec,
-        }
+        RcuReader { core, rec }
     }
 }
 
@@ -522,9 +521,43 @@ impl RcuReader {
                 .expect("locklab rcu: read sections nested too deeply");
             rec.nested.store(n, core::sync::atomic::Ordering::Relaxed);
         } else {
-            self.core.enter_as(rec, self.fenced);
+            self.core.enter(rec);
         }
-        RcuGuard { reader: self }
+        RcuGuard {
+            reader: self,
+            exclusive: false,
+            domain: Arc::as_ptr(&self.core) as usize,
+        }
+    }
+
+    /// Enters an outermost read-side section, for a thread that holds its
+    /// reader exclusively (as a loop of lookups does). `&mut self` proves
+    /// that no other guard of this reader is alive, so unlike
+    /// [`read`](RcuReader::read) the section does not look at the record to
+    /// learn whether it nests: a load of the grace-period counter and a
+    /// store to begin, a store to end. Sections may nest inside it through
+    /// [`RcuGuard::reader`].
+    ///
+    /// ```
+    /// use locklab::rcu::{Rcu, RcuHashMap};
+    ///
+    /// let rcu = Rcu::new();
+    /// let map = RcuHashMap::with_buckets(&rcu, 64);
+    /// map.insert(1u64, 10u64);
+    /// let mut reader = rcu.register();
+    /// let g = reader.read_outer();
+    /// let inner = g.reader().read(); // nests
+    /// assert_eq!(map.get(&1, &inner), Some(&10));
+    /// ```
+    #[inline(always)]
+    pub fn read_outer(&mut self) -> RcuGuard<'_> {
+        let domain = Arc::as_ptr(&self.core) as usize;
+        self.core.enter(self.rec());
+        RcuGuard {
+            reader: self,
+            exclusive: true,
+            domain,
+        }
     }
 
     /// Whether the thread is inside a read-side section.
@@ -533,10 +566,24 @@ impl RcuReader {
     }
 }
 
+impl RcuGuard<'_> {
+    /// The reader, for sections nested in this one (they borrow this guard,
+    /// so they end before it).
+    pub fn reader(&self) -> &RcuReader {
+        self.reader
+    }
+}
+
 impl Drop for RcuGuard<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         let rec = self.reader.rec();
+        if self.exclusive {
+            // Outermost, and every guard nested in it is gone: they
+            // borrowed it.
+            self.reader.core.leave(rec);
+            return;
+        }
         // Guards are alike, so they may drop in any order: the last one
         // alive ends the section.
         match rec.nested.load(core::sync::atomic::Ordering::Relaxed) {
@@ -551,11 +598,11 @@ impl Drop for RcuGuard<'_> {
 }
 
 // SAFETY: the guard keeps the record's ctr nonzero, so every grace period of
-// the domain with this id waits for it.
+// the domain with this id (its reader's) waits for it.
 unsafe impl ReadGuard for RcuGuard<'_> {
     #[inline(always)]
     fn domain(&self) -> usize {
-        Arc::as_ptr(&self.reader.core) as usize
+        self.domain
     }
 }
 

@@ -18,14 +18,14 @@ fn domains<F: Flavor>() -> Vec<Domain<F>> {
 /// On a reader thread of each domain, `body` enters its sections, meets
 /// the main thread at `entered`, and sets `left` before it ends the last
 /// one; the main thread's `synchronize` must not return before `left`.
-fn synchronize_waits_for(name: &'static str, body: fn(&RcuReader, &Barrier, &AtomicBool)) {
+fn synchronize_waits_for(name: &'static str, body: fn(&mut RcuReader, &Barrier, &AtomicBool)) {
     let _w = Watchdog::new(name, HANG);
     for rcu in domains::<General>() {
         let left = Arc::new(AtomicBool::new(false));
         let entered = Arc::new(Barrier::new(2));
         let h = {
             let (rcu, left, entered) = (rcu.clone(), left.clone(), entered.clone());
-            thread::spawn(move || body(&rcu.register(), &entered, &left))
+            thread::spawn(move || body(&mut rcu.register(), &entered, &left))
         };
         entered.wait();
         rcu.synchronize();
@@ -51,6 +51,54 @@ fn synchronize_waits_for_a_reader_inside_its_section() {
             drop(g);
         },
     );
+}
+
+#[test]
+fn synchronize_waits_for_an_exclusive_section_and_one_nested_in_it() {
+    synchronize_waits_for(
+        "synchronize_waits_for_an_exclusive_section_and_one_nested_in_it",
+        |r, entered, left| {
+            let g = r.read_outer();
+            let inner = g.reader().read(); // its drop must not end the section
+            assert!(g.reader().in_read_section());
+            entered.wait();
+            drop(inner);
+            thread::sleep(Duration::from_millis(50));
+            left.store(true, SeqCst);
+            drop(g);
+        },
+    );
+}
+
+#[test]
+fn an_exclusive_section_ends_with_its_guard() {
+    for rcu in domains::<General>() {
+        let mut r = rcu.register();
+        for _ in 0..3 {
+            let g = r.read_outer();
+            assert!(g.reader().in_read_section());
+            drop(g);
+            assert!(!r.in_read_section());
+            // A shared-handle section after it starts outermost and ends.
+            drop(r.read());
+            assert!(!r.in_read_section());
+        }
+        // Not inside a section: synchronize may wait (it would panic).
+        rcu.synchronize();
+    }
+}
+
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "a guard of another domain")]
+fn get_unchecked_with_another_domains_guard_is_caught_in_debug_builds() {
+    let (a, b) = (Rcu::new(), Rcu::new());
+    let map = RcuHashMap::with_buckets(&a, 4);
+    map.insert(1u32, 1u32);
+    let r = b.register();
+    let g = r.read();
+    // SAFETY: not met on purpose; the debug check panics before any access.
+    let _ = unsafe { map.get_unchecked(&1, &g) };
 }
 
 #[test]

@@ -25,7 +25,8 @@
 //! Teeth, checked by breaking `rcu/gp.rs` (the last but one: `rcu/mod.rs`)
 //! on purpose once each, and then restoring it. "The reader models" are
 //! `rcu_reader_vs_synchronize`, `rcu_two_sections_vs_synchronize`,
-//! `rcu_nested_sections`, `qsbr_quiescent_state_between_sections`,
+//! `rcu_nested_sections`, `rcu_read_outer_with_a_nested_section`,
+//! `qsbr_quiescent_state_between_sections`,
 //! `qsbr_offline_and_back`, `qsbr_registered_updater`,
 //! `rcu_cond_synchronize_protects`, and "the shared models"
 //! `rcu_two_updaters_share_grace_periods` and `rcu_cond_synchronize_shared`;
@@ -194,6 +195,25 @@ fn rcu_nested_sections() {
         drop(inner);
         assert!(me.in_read_section());
         d.read_at(i);
+        drop(outer);
+        assert!(!me.in_read_section());
+    });
+}
+
+/// An outermost section through the exclusive handle (`read_outer`, which
+/// skips the nesting check at both ends) with a section nested inside it:
+/// what either guard found stays protected until the outer one ends.
+#[test]
+fn rcu_read_outer_with_a_nested_section() {
+    reader_vs_synchronize::<General>(|r, d| {
+        let mut me = r.register();
+        let outer = me.read_outer();
+        let i = d.read();
+        let inner = outer.reader().read();
+        d.read();
+        drop(inner);
+        d.read_at(i);
+        assert!(outer.reader().in_read_section());
         drop(outer);
         assert!(!me.in_read_section());
     });

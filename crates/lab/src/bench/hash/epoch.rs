@@ -108,7 +108,7 @@ impl HashTable for EpochTable {
     }
 
     #[inline]
-    fn lookup(&self, r: &mut LocalHandle, key: u64) -> Option<u64> {
+    unsafe fn lookup(&self, r: &mut LocalHandle, key: u64) -> Option<u64> {
         let g = r.pin();
         self.find(key, &g).map(|n| n.value)
     }

@@ -50,7 +50,7 @@ impl HashTable for DashTable {
     fn reader(&self) {}
 
     #[inline]
-    fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
+    unsafe fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
         self.0.get(&key).map(|v| *v)
     }
 

@@ -69,7 +69,7 @@ fn build<F: Flavor>(buckets: usize, keys: u64) -> RcuTable<F> {
 /// The `HashTable` impl of one flavour: its reader type, and what it does
 /// at a quiescent state (nothing for the general flavour).
 macro_rules! rcu_table {
-    ($flavor:ty, $reader:ty, |$r:ident| $quiescent:expr) => {
+    ($flavor:ty, $reader:ty, |$s:ident| $section:expr, |$r:ident| $quiescent:expr) => {
         impl HashTable for RcuTable<$flavor> {
             type Reader<'t> = $reader;
 
@@ -82,9 +82,12 @@ macro_rules! rcu_table {
             }
 
             #[inline(always)]
-            fn lookup(&self, r: &mut $reader, key: u64) -> Option<u64> {
-                let g = r.read();
-                self.map.get(&key, &g).copied()
+            unsafe fn lookup(&self, $s: &mut $reader, key: u64) -> Option<u64> {
+                let g = $section;
+                // SAFETY: the caller vouches that the reader is ours, made
+                // by `reader` from our domain, so its guards protect the
+                // map (checked in debug builds).
+                unsafe { self.map.get_unchecked(&key, &g) }.copied()
             }
 
             #[inline]
@@ -114,5 +117,8 @@ macro_rules! rcu_table {
     };
 }
 
-rcu_table!(General, RcuReader, |_r| ());
-rcu_table!(QuiescentState, QsbrReader, |r| r.quiescent_state());
+// A thread holds its general-flavour reader exclusively, so its lookups
+// open outermost sections (no nesting check).
+rcu_table!(General, RcuReader, |r| r.read_outer(), |_r| ());
+rcu_table!(QuiescentState, QsbrReader, |r| r.read(), |r| r
+    .quiescent_state());

@@ -113,7 +113,7 @@ impl HashTable for Unsync {
     fn reader(&self) {}
 
     #[inline]
-    fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
+    unsafe fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
         self.chains[bucket_of(key, self.chains.len())].find(key)
     }
 
@@ -160,7 +160,7 @@ impl<L: LabRwLock> HashTable for Global<L> {
     fn reader(&self) {}
 
     #[inline]
-    fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
+    unsafe fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
         let c = &self.chains[bucket_of(key, self.chains.len())];
         // SAFETY: shared access under the lock held shared.
         self.lock.read(|| unsafe { &*c.get() }.find(key))
@@ -221,7 +221,7 @@ impl<L: LabRwLock> HashTable for PerBucket<L> {
     fn reader(&self) {}
 
     #[inline]
-    fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
+    unsafe fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
         let b = &self.buckets[bucket_of(key, self.buckets.len())];
         // SAFETY: shared access under the bucket's lock held shared.
         b.lock.read(|| unsafe { &*b.chain.get() }.find(key))
@@ -305,7 +305,7 @@ impl HashTable for Refcnt {
     fn reader(&self) {}
 
     #[inline]
-    fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
+    unsafe fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
         let b = &self.buckets[bucket_of(key, self.buckets.len())];
         let found = b.lock.write(|| {
             // SAFETY: links are read under the bucket's lock.
@@ -455,7 +455,7 @@ impl HashTable for SeqTable {
     fn reader(&self) {}
 
     #[inline]
-    fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
+    unsafe fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
         let b = &self.buckets[bucket_of(key, self.buckets.len())];
         'retry: loop {
             let s = b.seq.read_begin();

@@ -87,7 +87,7 @@ macro_rules! flavour {
             }
 
             #[inline]
-            fn lookup(&self, _: &mut Registration<$name>, key: u64) -> Option<u64> {
+            unsafe fn lookup(&self, _: &mut Registration<$name>, key: u64) -> Option<u64> {
                 let mut v = 0u64;
                 // SAFETY: a live table, from a registered thread.
                 (unsafe { $lookup(self.0, key, &mut v) } != 0).then_some(v)
