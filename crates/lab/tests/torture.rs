@@ -241,7 +241,6 @@ struct NeverSynchronizes(locklab::rcu::Rcu);
 impl rcutorture::flavor::TortureRcu for NeverSynchronizes {
     type F = locklab::rcu::General;
     type Reader = locklab::rcu::RcuReader;
-    type Guard<'r> = locklab::rcu::RcuGuard<'r>;
     type Cookie = locklab::rcu::GpCookie;
     fn build(f: bool, m: usize, s: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
         NeverSynchronizes(<locklab::rcu::Rcu as rcutorture::flavor::TortureRcu>::build(f, m, s))
@@ -251,9 +250,6 @@ impl rcutorture::flavor::TortureRcu for NeverSynchronizes {
     }
     fn register(&self) -> Self::Reader {
         self.0.register()
-    }
-    fn read(r: &Self::Reader) -> Self::Guard<'_> {
-        r.read()
     }
     fn quiesce(_: &mut Self::Reader) {}
     fn idle(_: &mut Self::Reader, f: impl FnOnce()) {

@@ -13,7 +13,7 @@
 //! bound, so it may also fail the backpressure check.
 
 use super::flavor::TortureRcu;
-use locklab::rcu::{General, Rcu, RcuGuard, RcuReader, Stats};
+use locklab::rcu::{General, Rcu, RcuReader, Stats};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -77,7 +77,6 @@ fn run(exec: &Exec, f: Job) {
 impl TortureRcu for Broken {
     type F = General;
     type Reader = RcuReader;
-    type Guard<'r> = RcuGuard<'r>;
     type Cookie = ();
 
     fn build(fenced: bool, max_pending: usize, stalls: Arc<AtomicU64>) -> Self {
@@ -124,9 +123,6 @@ impl TortureRcu for Broken {
     }
     fn register(&self) -> RcuReader {
         self.real.register()
-    }
-    fn read(r: &RcuReader) -> RcuGuard<'_> {
-        r.read()
     }
     fn quiesce(_: &mut RcuReader) {}
     fn idle(_: &mut RcuReader, f: impl FnOnce()) {

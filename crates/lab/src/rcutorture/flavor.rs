@@ -10,14 +10,53 @@ use locklab::rcu::{General, Qsbr, Rcu};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// A library reader handle's read side, as the torture drives it.
+pub trait Sections {
+    /// A read-side section.
+    type Guard<'r>: ReadGuard
+    where
+        Self: 'r;
+    /// Enters (or nests in) a section through the shared handle.
+    fn read(&self) -> Self::Guard<'_>;
+    /// Enters an outermost section through the exclusive handle (the
+    /// general flavour's `read_outer`, which skips the nesting check).
+    fn read_outer(&mut self) -> Self::Guard<'_>;
+    /// Nests a section in `g`'s (through the guard, so it ends first).
+    fn nest<'g>(g: &'g Self::Guard<'_>) -> Self::Guard<'g>;
+}
+
+impl Sections for RcuReader {
+    type Guard<'r> = RcuGuard<'r>;
+    fn read(&self) -> RcuGuard<'_> {
+        RcuReader::read(self)
+    }
+    fn read_outer(&mut self) -> RcuGuard<'_> {
+        RcuReader::read_outer(self)
+    }
+    fn nest<'g>(g: &'g RcuGuard<'_>) -> RcuGuard<'g> {
+        g.reader().read()
+    }
+}
+
+impl Sections for QsbrReader {
+    type Guard<'r> = QsbrGuard<'r>;
+    fn read(&self) -> QsbrGuard<'_> {
+        QsbrReader::read(self)
+    }
+    fn read_outer(&mut self) -> QsbrGuard<'_> {
+        QsbrReader::read(self)
+    }
+    fn nest<'g>(g: &'g QsbrGuard<'_>) -> QsbrGuard<'g> {
+        g.reader().read()
+    }
+}
+
 /// A domain under torture: its read side, its update side and its counters.
 pub trait TortureRcu: Send + Sync + 'static {
     /// The library flavour whose domain the hash map lives in.
     type F: Flavor;
     /// A registered reader thread's handle.
-    type Reader;
-    /// A read-side section.
-    type Guard<'r>: ReadGuard;
+    type Reader: Sections;
     /// A polling cookie.
     type Cookie: Copy + Send + 'static;
 
@@ -29,8 +68,6 @@ pub trait TortureRcu: Send + Sync + 'static {
     fn domain(&self) -> &Domain<Self::F>;
     /// Registers the calling thread as a reader.
     fn register(&self) -> Self::Reader;
-    /// Enters (or nests in) a read-side section.
-    fn read(r: &Self::Reader) -> Self::Guard<'_>;
     /// Between sections: a QSBR reader reports a quiescent state.
     fn quiesce(r: &mut Self::Reader);
     /// Runs `f` with the reader holding nothing (QSBR: offline).
@@ -112,7 +149,6 @@ macro_rules! domain_updates {
 impl TortureRcu for Rcu {
     type F = General;
     type Reader = RcuReader;
-    type Guard<'r> = RcuGuard<'r>;
     type Cookie = GpCookie;
 
     fn build(fenced: bool, max_pending: usize, stalls: Arc<AtomicU64>) -> Self {
@@ -120,9 +156,6 @@ impl TortureRcu for Rcu {
     }
     fn register(&self) -> RcuReader {
         Rcu::register(self)
-    }
-    fn read(r: &RcuReader) -> RcuGuard<'_> {
-        r.read()
     }
     fn quiesce(_: &mut RcuReader) {}
     fn idle(_: &mut RcuReader, f: impl FnOnce()) {
@@ -134,7 +167,6 @@ impl TortureRcu for Rcu {
 impl TortureRcu for Qsbr {
     type F = QuiescentState;
     type Reader = QsbrReader;
-    type Guard<'r> = QsbrGuard<'r>;
     type Cookie = GpCookie;
 
     fn build(_fenced: bool, max_pending: usize, stalls: Arc<AtomicU64>) -> Self {
@@ -142,9 +174,6 @@ impl TortureRcu for Qsbr {
     }
     fn register(&self) -> QsbrReader {
         Qsbr::register(self)
-    }
-    fn read(r: &QsbrReader) -> QsbrGuard<'_> {
-        r.read()
     }
     fn quiesce(r: &mut QsbrReader) {
         r.quiescent_state()

@@ -3,7 +3,7 @@
 //! then a long time, or nested, or with a polling cookie that must not
 //! complete), and record the element's pipeline count at the end.
 
-use super::flavor::TortureRcu;
+use super::flavor::{Sections, TortureRcu};
 use super::map::View;
 use super::pipe::{Elem, PIPE_LEN, POISON};
 use super::State;
@@ -26,8 +26,16 @@ pub fn reader<R: TortureRcu>(st: Arc<State<R>>, id: usize, seed: u64) {
     let long = ns_to_ticks(50_000);
     while !st.stopping() {
         {
-            let g = R::read(&r);
-            let nested = rng.random_ratio(1, 8).then(|| R::read(&r));
+            // Half the sections open through the shared handle (with the
+            // nesting check), half through the exclusive one.
+            let g = if rng.random_bool(0.5) {
+                r.read()
+            } else {
+                r.read_outer()
+            };
+            let nested = rng
+                .random_ratio(1, 8)
+                .then(|| <R::Reader as Sections>::nest(&g));
             let gp0 = st.rcu.grace_periods();
             let p = st.slot.load(Ordering::Acquire);
             // SAFETY: the slot only ever points into the pool, which lives

@@ -13,7 +13,7 @@
 //!
 //! | | read side | who pays |
 //! |---|---|---|
-//! | [`Rcu`] (general purpose) | the outermost `read()` copies the grace-period counter into the thread's own record, its end stores 0; nested guards only count | the grace period, with `membarrier(2)`; where that is missing, readers fence (`swap`) |
+//! | [`Rcu`] (general purpose) | the outermost `read()` copies the grace-period counter into the thread's own record, its end stores 0; nested guards only count; `read_outer()`, through the exclusive handle, skips the nesting check: a load and a store to enter, a store to leave | the grace period, with `membarrier(2)`; where that is missing, readers fence (`swap`) |
 //! | [`Qsbr`] (quiescent-state based) | nothing: a guard only borrows the reader | every registered thread must call [`QsbrReader::quiescent_state`] now and then, or go offline |
 //!
 //! A thread that is outside every read-side section never delays a grace
@@ -715,6 +715,14 @@ impl QsbrReader {
         let (core, cbs) = (self.core.clone(), self.cbs.clone());
         let _off = self.offline();
         cbs.barrier(&core, &cbs, Waiting::Free);
+    }
+}
+
+impl QsbrGuard<'_> {
+    /// The reader (for a section nested in this one, as with
+    /// [`RcuGuard::reader`]).
+    pub fn reader(&self) -> &QsbrReader {
+        self.reader
     }
 }
 

@@ -1,9 +1,13 @@
 //! `rcu` and `rcu-qsbr`: seed 003's RCU table, as locklab's own
 //! [`RcuHashMap`] over a general-purpose or a QSBR domain. Lookups enter a
-//! read-side section (free for QSBR) and walk the chain with no lock and no
-//! shared write; an update takes its bucket's lock, links a new element in
-//! place of the old one with one pointer store and hands the old one to
-//! the domain's reclaimer, which frees it after a grace period. QSBR
+//! read-side section (free for QSBR; for `rcu` an outermost one through the
+//! thread's exclusive handle, [`RcuReader::read_outer`], as a loop of
+//! lookups would) and walk the chain with no lock and no shared write,
+//! through [`RcuHashMap::get_unchecked`]: the harness only hands a table
+//! the reader it made, so the guard's domain needs no check per lookup.
+//! An update takes its bucket's lock, links a new element in place of the
+//! old one with one pointer store and hands the old one to the domain's
+//! reclaimer, which frees it after a grace period. QSBR
 //! threads report a quiescent state every [`QS_EVERY`](super::QS_EVERY)
 //! operations.
 //!
