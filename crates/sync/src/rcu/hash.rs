@@ -178,13 +178,13 @@ where
     /// map.domain().id()`); another domain's grace periods do not wait for
     /// it, so the entry could be freed while the reference lives.
     #[inline(always)]
-    pub unsafe fn get_unchecked<'a, Q, G>(&'a self, key: &Q, _guard: &'a G) -> Option<&'a V>
+    pub unsafe fn get_unchecked<'a, Q, G>(&'a self, key: &Q, guard: &'a G) -> Option<&'a V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
         G: ReadGuard,
     {
-        debug_assert_eq!(_guard.domain(), self.domain_id, "a guard of another domain");
+        debug_assert_eq!(guard.domain(), self.domain_id, "a guard of another domain");
         let mut cur = self.heads[self.bucket(key)].load(Ordering::Acquire);
         // SAFETY: nodes reachable under the guard, which the caller vouches
         // is of this map's domain, are freed only after a grace period,
