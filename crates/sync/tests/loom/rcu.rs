@@ -25,8 +25,7 @@
 //! Teeth, checked by breaking `rcu/gp.rs` (the last but one: `rcu/mod.rs`)
 //! on purpose once each, and then restoring it. "The reader models" are
 //! `rcu_reader_vs_synchronize`, `rcu_two_sections_vs_synchronize`,
-//! `rcu_nested_sections`, `rcu_read_outer_with_a_nested_section`,
-//! `qsbr_quiescent_state_between_sections`,
+//! `rcu_nested_sections`, `qsbr_quiescent_state_between_sections`,
 //! `qsbr_offline_and_back`, `qsbr_registered_updater`,
 //! `rcu_cond_synchronize_protects`, and "the shared models"
 //! `rcu_two_updaters_share_grace_periods` and `rcu_cond_synchronize_shared`;
@@ -65,7 +64,9 @@
 //!   `enter`'s `swap` only `Release`: the reader models and the shared
 //!   models;
 //! - the nesting count ignored, an inner guard's drop leaving the section:
-//!   `rcu_nested_sections`;
+//!   `rcu_nested_sections`, and `rcu_read_outer_with_a_nested_section` on
+//!   its assertion that the section is still open (as it also failed with
+//!   `read_outer` not entering the section at all);
 //! - the cookie of a snapshot taken while a grace period runs being that
 //!   grace period's end (`(s + 2) & !1` instead of `(s + 3) & !1`): the
 //!   shared models, and `rcu_cookie_in_section_not_done` with "cookie
