@@ -70,10 +70,11 @@ fn build<F: Flavor>(buckets: usize, keys: u64) -> RcuTable<F> {
     RcuTable { domain, map }
 }
 
-/// The `HashTable` impl of one flavour: its reader type, and what it does
-/// at a quiescent state (nothing for the general flavour).
+/// The `HashTable` impl of one flavour: its reader type, the reader's method
+/// that opens a lookup's section, and what it does at a quiescent state
+/// (nothing for the general flavour).
 macro_rules! rcu_table {
-    ($flavor:ty, $reader:ty, |$s:ident| $section:expr, |$r:ident| $quiescent:expr) => {
+    ($flavor:ty, $reader:ty, $open:ident, |$r:ident| $quiescent:expr) => {
         impl HashTable for RcuTable<$flavor> {
             type Reader<'t> = $reader;
 
@@ -86,8 +87,8 @@ macro_rules! rcu_table {
             }
 
             #[inline(always)]
-            unsafe fn lookup(&self, $s: &mut $reader, key: u64) -> Option<u64> {
-                let g = $section;
+            unsafe fn lookup(&self, r: &mut $reader, key: u64) -> Option<u64> {
+                let g = r.$open();
                 // SAFETY: the caller vouches that the reader is ours, made
                 // by `reader` from our domain, so its guards protect the
                 // map (checked in debug builds).
@@ -123,6 +124,5 @@ macro_rules! rcu_table {
 
 // A thread holds its general-flavour reader exclusively, so its lookups
 // open outermost sections (no nesting check).
-rcu_table!(General, RcuReader, |r| r.read_outer(), |_r| ());
-rcu_table!(QuiescentState, QsbrReader, |r| r.read(), |r| r
-    .quiescent_state());
+rcu_table!(General, RcuReader, read_outer, |_r| ());
+rcu_table!(QuiescentState, QsbrReader, read, |r| r.quiescent_state());
