@@ -466,21 +466,9 @@ mod tests {
 
     fn rep(i: u32, tput: f64) -> Rep {
         Rep {
-            rep: i,
-            wall_s: 1.0,
-            cpu_s: 1.0,
-            total_ops: tput as u64,
             throughput_ops_s: tput,
             ns_per_op: 1e9 / tput,
-            thread_ops: vec![tput as u64],
-            jain: 1.0,
-            p50_ns: 0,
-            p99_ns: 0,
-            p999_ns: 0,
-            max_ns: 0,
-            hash: None,
-            ipc: None,
-            sim: None,
+            ..Rep::one_thread(i, 1.0, 1.0, tput as u64)
         }
     }
 

@@ -93,6 +93,31 @@ pub struct Rep {
     pub sim: Option<SimMetrics>,
 }
 
+impl Rep {
+    /// A repetition whose `total_ops` one thread did in `wall_s`: no
+    /// latency sample and no benchmark-specific metrics (callers add theirs
+    /// with struct update syntax).
+    pub fn one_thread(rep: u32, wall_s: f64, cpu_s: f64, total_ops: u64) -> Rep {
+        Rep {
+            rep,
+            wall_s,
+            cpu_s,
+            total_ops,
+            throughput_ops_s: total_ops as f64 / wall_s,
+            ns_per_op: wall_s * 1e9 / total_ops as f64,
+            thread_ops: vec![total_ops],
+            jain: 1.0,
+            p50_ns: 0,
+            p99_ns: 0,
+            p999_ns: 0,
+            max_ns: 0,
+            hash: None,
+            ipc: None,
+            sim: None,
+        }
+    }
+}
+
 /// One repetition of one row of a `sim lhp` table: a case (its VMs) under a
 /// host policy, simulated with this repetition's seed (see
 /// `locklab_model::lhp::experiment` for what each metric means). For `sim`

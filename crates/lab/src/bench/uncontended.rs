@@ -83,23 +83,9 @@ pub fn run_rep<L: LabLock>(cfg: &Config) -> Rep {
         wall_s += s;
         best = best.min(s * 1e9 / n as f64);
     }
-    let total_ops = n * 10;
     Rep {
-        rep: 0,
-        wall_s,
-        cpu_s: crate::clock::thread_cpu_s() - cpu0,
-        total_ops,
-        throughput_ops_s: total_ops as f64 / wall_s,
         ns_per_op: best,
-        thread_ops: vec![total_ops],
-        jain: 1.0,
-        p50_ns: 0,
-        p99_ns: 0,
-        p999_ns: 0,
-        max_ns: 0,
-        hash: None,
-        ipc: None,
-        sim: None,
+        ..Rep::one_thread(0, wall_s, crate::clock::thread_cpu_s() - cpu0, n * 10)
     }
 }
 

@@ -18,6 +18,27 @@ use crate::report::sim::{experiment, row_stat, RowStat};
 use crate::results::{Point, RunMeta};
 use crate::sim::runner::BENCH;
 
+/// The mesh every panel here draws: light horizontal lines only, the
+/// axis descriptions, `x_fmt` for the x labels and [`tick`] for the y
+/// labels. A macro, not a function: the charts' coordinate types differ.
+macro_rules! mesh {
+    ($chart:expr, $x_desc:expr, $y_desc:expr, $x_fmt:expr) => {
+        $chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc($x_desc)
+            .y_desc($y_desc)
+            .axis_desc_style((FONT, 18))
+            .label_style((FONT, 15))
+            .x_label_formatter($x_fmt)
+            .y_label_formatter(&|v| tick(*v))
+            .y_max_light_lines(1)
+            .light_line_style(RGBColor(240, 240, 240))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()?
+    };
+}
+
 /// Writes the chart of the run's first sim experiment to `out`.
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
     let run = meta
@@ -170,19 +191,7 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
     macro_rules! body {
         ($chart:expr) => {{
             let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_desc("host policy")
-                .y_desc(y_desc.as_str())
-                .axis_desc_style((FONT, 18))
-                .label_style((FONT, 15))
-                .x_label_formatter(&|x| name(*x))
-                .y_label_formatter(&|v| tick(*v))
-                .y_max_light_lines(1)
-                .light_line_style(RGBColor(240, 240, 240))
-                .bold_line_style(RGBColor(215, 215, 215))
-                .draw()?;
+            mesh!(chart, "host policy", y_desc.as_str(), &|x| name(*x));
             let fit = |y: f64| if y.is_finite() { y.max(y_lo) } else { y_lo };
             for (i, r) in rows.iter().enumerate() {
                 let (med, min, max) = r.throughput_norm;
@@ -263,19 +272,7 @@ fn responses(area: &Area<'_>, rows: &[RowStat]) -> DrawResult<()> {
         .y_label_area_size(70)
         .caption("request VM's response time", (FONT, 17))
         .build_cartesian_2d(x, 0.0..y_hi)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc("host policy")
-        .y_desc("response time (µs)")
-        .axis_desc_style((FONT, 18))
-        .label_style((FONT, 15))
-        .x_label_formatter(&|x| name(*x))
-        .y_label_formatter(&|v| tick(*v))
-        .y_max_light_lines(1)
-        .light_line_style(RGBColor(240, 240, 240))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()?;
+    mesh!(chart, "host policy", "response time (µs)", &|x| name(*x));
     type Kind = (&'static str, f64, fn(&RowStat) -> Option<f64>);
     let kinds: [Kind; 2] = [
         ("p50", -0.2, |r| r.response_p50_us),
@@ -358,19 +355,9 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
     macro_rules! body {
         ($chart:expr) => {{
             let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_desc("VMs on the host")
-                .y_desc(y_desc.as_str())
-                .axis_desc_style((FONT, 18))
-                .label_style((FONT, 15))
-                .x_label_formatter(&|t| count_label(*t))
-                .y_label_formatter(&|v| tick(*v))
-                .y_max_light_lines(1)
-                .light_line_style(RGBColor(240, 240, 240))
-                .bold_line_style(RGBColor(215, 215, 215))
-                .draw()?;
+            mesh!(chart, "VMs on the host", y_desc.as_str(), &|t| count_label(
+                *t
+            ));
             let fit = |y: f64| if y.is_finite() { y.max(y_lo) } else { y_lo };
             chart.draw_series(DashedLineSeries::new(
                 [(-STEP * 6 / 10, 1.0), (slots * STEP - STEP * 4 / 10, 1.0)],

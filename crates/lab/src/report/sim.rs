@@ -885,21 +885,8 @@ pub(crate) mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, &s)| Rep {
-                    rep: i as u32,
-                    wall_s: 0.5,
-                    cpu_s: 0.5,
-                    total_ops: 1_000_000,
-                    throughput_ops_s: 2e6,
-                    ns_per_op: 500.0,
-                    thread_ops: vec![1_000_000],
-                    jain: 1.0,
-                    p50_ns: 0,
-                    p99_ns: 0,
-                    p999_ns: 0,
-                    max_ns: 0,
-                    hash: None,
-                    ipc: None,
                     sim: Some(metrics(1 + i as u64, 0.2 * s, s, latency)),
+                    ..Rep::one_thread(i as u32, 0.5, 0.5, 1_000_000)
                 })
                 .collect(),
         }

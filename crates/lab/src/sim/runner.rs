@@ -244,22 +244,7 @@ fn rep_of(
     cpu_s: f64,
     run_wall_s: f64,
 ) -> Rep {
-    let events = row.events;
     Rep {
-        rep: rr.rep,
-        wall_s,
-        cpu_s,
-        total_ops: events,
-        throughput_ops_s: events as f64 / wall_s,
-        ns_per_op: wall_s * 1e9 / events as f64,
-        thread_ops: vec![events],
-        jain: 1.0,
-        p50_ns: 0,
-        p99_ns: 0,
-        p999_ns: 0,
-        max_ns: 0,
-        hash: None,
-        ipc: None,
         sim: Some(SimMetrics {
             seed: rr.seed,
             throughput_norm: row.throughput_norm,
@@ -286,6 +271,7 @@ fn rep_of(
             plan_sim_s: rr.sim_s,
             run_wall_s,
         }),
+        ..Rep::one_thread(rr.rep, wall_s, cpu_s, row.events)
     }
 }
 

@@ -183,7 +183,16 @@ pub(crate) struct Core {
 
 pub(crate) struct Hot {
     pub(crate) gp_ctr: AtomicU64,
-    pub(crate) fenced: bool,
+}
+
+impl Hot {
+    /// Whether the domain's readers fence: the [`FENCED`] bit of
+    /// `gp_ctr`, set at creation and never changed (grace periods add
+    /// whole steps).
+    #[inline]
+    pub(crate) fn fenced(&self) -> bool {
+        self.gp_ctr.load(Ordering::Relaxed) & FENCED != 0
+    }
 }
 
 // SAFETY: the raw pointers in the scratch list point into boxed records that
@@ -208,7 +217,6 @@ impl Core {
         Core {
             hot: CachePadded::new(Hot {
                 gp_ctr: AtomicU64::new(GP_STEP | 1 | if fenced { FENCED } else { 0 }),
-                fenced,
             }),
             seq: CachePadded::new(AtomicU64::new(0)),
             records: Mutex::new(Vec::new()),
@@ -343,7 +351,7 @@ impl Core {
     fn grace_period(&self, scratch: &mut Vec<*const Record>) {
         self.seq.fetch_add(1, Ordering::AcqRel);
         let g = self.hot.gp_ctr.fetch_add(GP_STEP, Ordering::AcqRel) + GP_STEP;
-        if !self.hot.fenced {
+        if g & FENCED == 0 {
             super::membarrier::expedited();
         }
         scratch.clear();
@@ -390,7 +398,8 @@ impl Core {
     /// `gp_ctr` to `g`.
     #[inline]
     fn passed(&self, rec: &Record, g: u64) -> bool {
-        let c = if self.hot.fenced {
+        // `g` carries the domain's FENCED bit, as every copy does.
+        let c = if g & FENCED != 0 {
             rec.ctr.fetch_add(0, Ordering::AcqRel)
         } else {
             rec.ctr.load(Ordering::Acquire)

@@ -265,7 +265,7 @@ impl<F: Flavor> Domain<F> {
     /// Whether this domain's readers fence (no `membarrier` here, or asked
     /// for with [`Builder::fenced`]).
     pub fn is_fenced(&self) -> bool {
-        self.core().hot.fenced
+        self.core().hot.fenced()
     }
 
     /// Whether the calling thread may wait for this domain's grace periods:
