@@ -236,8 +236,18 @@ fn elision_counts_every_kernel_entry_as_a_transaction_or_a_fall_back() {
         st.syscalls + st.idle_entries + st.preemptions,
         "{st:?}"
     );
-    if !locklab_kernel::cc::rtm_available() {
+    if locklab_kernel::cc::rtm_available() {
+        // One core, nothing to conflict with: kernel entries commit; each
+        // fall-back came after the threshold's aborted attempts.
+        assert!(st.elided > 0, "RTM, yet no transaction: {st:?}");
+        assert!(
+            st.aborts >= u64::from(locklab::elide::DEFAULT_THRESHOLD) * st.fallbacks,
+            "{st:?}"
+        );
+    } else {
+        // Every entry takes the lock, and nothing is attempted.
         assert_eq!(st.elided, 0, "no RTM, yet transactions: {st:?}");
+        assert_eq!(st.aborts, 0, "no RTM, yet aborts: {st:?}");
     }
 }
 

@@ -1,8 +1,9 @@
 //! The report of `bench hash`: per update fraction, total throughput by
 //! threads with ratios to the baselines of the same run (`none` at 0 %
 //! updates, and `bucket-rw`), the details at the largest thread count, and
-//! each strategy's crossover with `bucket-rw`: the update fraction where it
-//! stops beating it (seed 003 puts RCU's near one third).
+//! each strategy's crossovers with `bucket-rw`: the update fractions where
+//! it gets ahead of it or falls behind (seed 003 puts RCU's fall near one
+//! third).
 
 use std::fmt::Write as _;
 
@@ -45,22 +46,84 @@ pub fn rates(p: &Point) -> (f64, f64) {
     (per_s(|h| h.lookups), per_s(|h| h.updates))
 }
 
-/// Where a strategy stops beating the baseline as updates grow.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Where a strategy's throughput over the baseline's passes through 1 as
+/// updates grow: a ratio above 1 is ahead, 1 or below is behind.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Crossover {
-    /// Its throughput over the baseline's falls through 1 at this update
-    /// percentage (interpolated linearly between measured fractions).
-    At(f64),
-    /// Not ahead even at the smallest measured fraction.
-    Never,
-    /// Ahead at every measured fraction, up to this one.
-    Throughout(u32),
+    /// Ahead at every measured fraction, `from` % to `to` %.
+    Ahead { from: u32, to: u32 },
+    /// Behind at every measured fraction, `from` % to `to` %.
+    Behind { from: u32, to: u32 },
+    /// Changes sides: at each crossing, in increasing order (at least one),
+    /// it gets ahead or falls behind.
+    Crosses(Vec<Crossing>),
     /// Fewer than two update fractions measured for both: nothing to tell.
     Unknown,
 }
 
-/// The crossover of a throughput ratio (strategy over baseline) measured at
-/// increasing update percentages: the first fall from above 1 to 1 or below.
+/// One change of sides: at `pct` % updates (interpolated linearly between
+/// the measured fractions on either side), the strategy gets ahead
+/// (`ahead`) or falls behind (`!ahead`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crossing {
+    /// The update percentage where the ratio passes through 1.
+    pub pct: f64,
+    /// Ahead after the crossing (it was behind before), or the reverse.
+    pub ahead: bool,
+}
+
+impl Crossing {
+    fn text(self) -> String {
+        let verb = if self.ahead {
+            "gets ahead"
+        } else {
+            "falls behind"
+        };
+        format!("{verb} at {:.1} %", self.pct)
+    }
+}
+
+impl Crossover {
+    /// One word for JSON: `ahead`, `behind` (at every measured fraction),
+    /// `gets_ahead`, `falls_behind` (one crossing), `crosses` (several),
+    /// `unknown`.
+    pub fn verdict(&self) -> &'static str {
+        match self {
+            Crossover::Ahead { .. } => "ahead",
+            Crossover::Behind { .. } => "behind",
+            Crossover::Crosses(c) if c.len() == 1 && c[0].ahead => "gets_ahead",
+            Crossover::Crosses(c) if c.len() == 1 => "falls_behind",
+            Crossover::Crosses(_) => "crosses",
+            Crossover::Unknown => "unknown",
+        }
+    }
+
+    /// The report's words for it.
+    pub fn text(&self) -> String {
+        match self {
+            Crossover::Ahead { from, to } => {
+                format!("ahead at every fraction measured ({from} % to {to} %)")
+            }
+            Crossover::Behind { from, to } => {
+                format!("never ahead (behind at every fraction measured, {from} % to {to} %)")
+            }
+            Crossover::Crosses(c) if c.len() == 1 && c[0].ahead => {
+                format!("{} (behind below it)", c[0].text())
+            }
+            Crossover::Crosses(c) if c.len() == 1 => c[0].text(),
+            Crossover::Crosses(c) => format!(
+                "crosses {} times: {}",
+                c.len(),
+                c.iter().map(|x| x.text()).collect::<Vec<_>>().join(", ")
+            ),
+            Crossover::Unknown => "–".to_string(),
+        }
+    }
+}
+
+/// The crossings of a throughput ratio (strategy over baseline) measured at
+/// increasing update percentages: every pass through 1, either way (a
+/// missing ratio is skipped).
 pub fn crossover(ratios: &[(u32, f64)]) -> Crossover {
     let r: Vec<(u32, f64)> = ratios
         .iter()
@@ -70,18 +133,25 @@ pub fn crossover(ratios: &[(u32, f64)]) -> Crossover {
     if r.len() < 2 {
         return Crossover::Unknown;
     }
-    let first = r[0].1;
-    if first <= 1.0 {
-        return Crossover::Never;
-    }
-    for w in r.windows(2) {
-        let ((u0, r0), (u1, r1)) = (w[0], w[1]);
-        if r0 > 1.0 && r1 <= 1.0 {
+    let ahead = |x: f64| x > 1.0;
+    let crossings: Vec<Crossing> = r
+        .windows(2)
+        .filter(|w| ahead(w[0].1) != ahead(w[1].1))
+        .map(|w| {
+            let ((u0, r0), (u1, r1)) = (w[0], w[1]);
             let t = (r0 - 1.0) / (r0 - r1);
-            return Crossover::At(f64::from(u0) + t * f64::from(u1 - u0));
-        }
+            Crossing {
+                pct: f64::from(u0) + t * f64::from(u1 - u0),
+                ahead: ahead(r1),
+            }
+        })
+        .collect();
+    let (from, to) = (r[0].0, r[r.len() - 1].0);
+    match (crossings.is_empty(), ahead(r[0].1)) {
+        (true, true) => Crossover::Ahead { from, to },
+        (true, false) => Crossover::Behind { from, to },
+        (false, _) => Crossover::Crosses(crossings),
     }
-    Crossover::Throughout(r[r.len() - 1].0)
 }
 
 /// One group of hash points (one table shape): the data every view needs.
@@ -329,20 +399,12 @@ fn group_tables(out: &mut String, g: &Group<'_>) {
         Some((base, list)) => {
             let _ = writeln!(
                 out,
-                "\n  crossover at {t} threads: the update fraction where a strategy stops beating {base}\n  \
-                 (linear interpolation between the measured fractions {})",
+                "\n  crossover at {t} threads: the update fractions where a strategy gets ahead of or falls\n  \
+                 behind {base} (linear interpolation between the measured fractions {})",
                 g.pcts.iter().map(|u| format!("{u} %")).collect::<Vec<_>>().join(", ")
             );
             for (s, c) in list {
-                let text = match c {
-                    Crossover::At(u) => format!("{u:.1} %"),
-                    Crossover::Never => format!("never ahead (behind at {} %)", g.pcts[0]),
-                    Crossover::Throughout(u) => {
-                        format!("ahead at every fraction measured (to {u} %)")
-                    }
-                    Crossover::Unknown => "–".to_string(),
-                };
-                let _ = writeln!(out, "  {s:<lw$}{text}");
+                let _ = writeln!(out, "  {s:<lw$}{}", c.text());
             }
         }
     }
@@ -368,8 +430,10 @@ pub fn point_json(p: &Point) -> Value {
 }
 
 /// Each table shape's crossovers, for the run's JSON: the baseline, the
-/// thread count, and per strategy `{"crossover_pct": x}` (null unless it
-/// crosses) with `"verdict"` one of `crosses`, `never`, `throughout`.
+/// thread count, and per strategy `"verdict"` (see [`Crossover::verdict`]),
+/// `"crossings"` (each `{"pct": x, "now": "ahead" | "behind"}`, in
+/// increasing order) and `"crossover_pct"`, the first crossing's fraction
+/// (null unless it crosses).
 pub fn crossover_json(points: &[&Point]) -> Value {
     let v: Vec<Value> = groups(points)
         .iter()
@@ -378,16 +442,22 @@ pub fn crossover_json(points: &[&Point]) -> Value {
             let per: serde_json::Map<String, Value> = list
                 .into_iter()
                 .map(|(s, c)| {
-                    let (pct, verdict) = match c {
-                        Crossover::At(u) => (Value::from(u), "crosses"),
-                        Crossover::Never => (Value::Null, "never"),
-                        Crossover::Throughout(_) => (Value::Null, "throughout"),
-                        Crossover::Unknown => (Value::Null, "unknown"),
+                    let crossings: &[Crossing] = match &c {
+                        Crossover::Crosses(x) => x,
+                        _ => &[],
                     };
-                    (
-                        s.to_string(),
-                        json!({ "crossover_pct": pct, "verdict": verdict }),
-                    )
+                    let v = json!({
+                        "crossover_pct": crossings.first().map(|x| x.pct),
+                        "crossings": crossings
+                            .iter()
+                            .map(|x| json!({
+                                "pct": x.pct,
+                                "now": if x.ahead { "ahead" } else { "behind" },
+                            }))
+                            .collect::<Vec<_>>(),
+                        "verdict": c.verdict(),
+                    });
+                    (s.to_string(), v)
                 })
                 .collect();
             Some(json!({
@@ -405,18 +475,43 @@ pub fn crossover_json(points: &[&Point]) -> Value {
 mod tests {
     use super::*;
 
+    use crate::results::Rep;
+
     #[test]
-    fn crossover_interpolates_the_first_fall_through_one() {
+    fn crossover_interpolates_every_pass_through_one() {
+        let falls = |pct| Crossing { pct, ahead: false };
+        let gets = |pct| Crossing { pct, ahead: true };
         // 2 at 10 %, 0.5 at 50 %: through 1 two thirds of the way.
-        let Crossover::At(u) = crossover(&[(0, 4.0), (10, 2.0), (50, 0.5)]) else {
+        let Crossover::Crosses(c) = crossover(&[(0, 4.0), (10, 2.0), (50, 0.5)]) else {
             panic!("must cross")
         };
-        assert!((u - (10.0 + 40.0 * 1.0 / 1.5)).abs() < 1e-9, "{u}");
-        assert_eq!(crossover(&[(0, 2.0), (50, 1.0)]), Crossover::At(50.0));
-        assert_eq!(crossover(&[(0, 0.9), (50, 2.0)]), Crossover::Never);
+        assert_eq!(c.len(), 1);
+        assert!(!c[0].ahead);
+        assert!((c[0].pct - (10.0 + 40.0 * 1.0 / 1.5)).abs() < 1e-9, "{c:?}");
+        // A ratio of exactly 1 is not ahead.
+        assert_eq!(
+            crossover(&[(0, 2.0), (50, 1.0)]),
+            Crossover::Crosses(vec![falls(50.0)])
+        );
+        assert_eq!(
+            crossover(&[(0, 1.0), (50, 2.0)]),
+            Crossover::Crosses(vec![gets(0.0)])
+        );
+        assert_eq!(
+            crossover(&[(0, 0.5), (50, 1.5)]),
+            Crossover::Crosses(vec![gets(25.0)])
+        );
+        assert_eq!(
+            crossover(&[(0, 1.5), (10, 0.5), (20, 1.5), (30, 0.5)]),
+            Crossover::Crosses(vec![falls(5.0), gets(15.0), falls(25.0)])
+        );
         assert_eq!(
             crossover(&[(0, 3.0), (100, 1.5)]),
-            Crossover::Throughout(100)
+            Crossover::Ahead { from: 0, to: 100 }
+        );
+        assert_eq!(
+            crossover(&[(10, 0.9), (50, 1.0)]),
+            Crossover::Behind { from: 10, to: 50 }
         );
         assert_eq!(crossover(&[]), Crossover::Unknown);
         assert_eq!(
@@ -426,9 +521,185 @@ mod tests {
         );
         assert_eq!(
             crossover(&[(0, 2.0), (10, f64::NAN), (20, 0.0)]),
-            Crossover::At(10.0),
+            Crossover::Crosses(vec![falls(10.0)]),
             "a missing ratio is skipped"
         );
+    }
+
+    /// The update fractions of the synthetic runs below.
+    const PCTS: [u32; 4] = [0, 10, 20, 50];
+
+    /// A hash run at 4 threads whose median throughputs are `100 × ratio`
+    /// for each strategy and fraction of [`PCTS`], with `bucket-rw` at 100
+    /// everywhere.
+    fn run(strategies: &[(&str, [f64; 4])]) -> Vec<Point> {
+        let point = |s: &str, pct: u32, tput: f64| Point {
+            bench: "hash".into(),
+            lock: s.into(),
+            threads: 4,
+            params: json!({ "buckets": 1024, "keys": 1024, "update_pct": pct }),
+            reps: vec![Rep {
+                throughput_ops_s: tput,
+                ..Rep::one_thread(0, 1.0, 1.0, 1)
+            }],
+        };
+        let mut v = Vec::new();
+        for (i, &pct) in PCTS.iter().enumerate() {
+            v.push(point("bucket-rw(rw-fair)", pct, 100.0));
+            for (s, ratios) in strategies {
+                v.push(point(s, pct, 100.0 * ratios[i]));
+            }
+        }
+        v
+    }
+
+    /// Each strategy's line of the crossover section of the report.
+    fn crossover_lines(points: &[Point]) -> Vec<(String, String)> {
+        let mut out = String::new();
+        tables(&mut out, &points.iter().collect::<Vec<_>>());
+        let at = out.find("\n  crossover at 4 threads").expect(&out);
+        out[at..]
+            .lines()
+            .skip(3)
+            .map(|l| {
+                let l = l.trim();
+                let (s, text) = l.split_once(' ').expect(l);
+                (s.to_string(), text.trim().to_string())
+            })
+            .collect()
+    }
+
+    /// One pattern of a strategy's ratio over bucket-rw: synthetic medians
+    /// and what the report and the JSON must say of them.
+    struct Pattern {
+        strategy: &'static str,
+        /// Over bucket-rw at each fraction of [`PCTS`].
+        ratios: [f64; 4],
+        /// The report's words.
+        text: &'static str,
+        /// The JSON's verdict and crossings (fraction, side after it).
+        verdict: &'static str,
+        crossings: &'static [(f64, &'static str)],
+    }
+
+    /// The issue's case: 0.47 × bucket-rw at 0 %, 1.99 × at 50 %.
+    const BEHIND_THEN_AHEAD: Pattern = Pattern {
+        strategy: "dashmap",
+        ratios: [0.47, 0.6, 0.9, 1.99],
+        text: "gets ahead at 22.8 % (behind below it)",
+        verdict: "gets_ahead",
+        crossings: &[(20.0 + 30.0 * 0.1 / 1.09, "ahead")],
+    };
+    const AHEAD_THEN_BEHIND: Pattern = Pattern {
+        strategy: "rcu",
+        ratios: [3.5, 2.0, 1.5, 0.5],
+        text: "falls behind at 35.0 %",
+        verdict: "falls_behind",
+        crossings: &[(35.0, "behind")],
+    };
+    const AHEAD_EVERYWHERE: Pattern = Pattern {
+        strategy: "seqlock",
+        ratios: [2.5, 2.0, 1.8, 1.5],
+        text: "ahead at every fraction measured (0 % to 50 %)",
+        verdict: "ahead",
+        crossings: &[],
+    };
+    const BEHIND_EVERYWHERE: Pattern = Pattern {
+        strategy: "global-spin",
+        ratios: [0.2, 0.25, 0.3, 0.5],
+        text: "never ahead (behind at every fraction measured, 0 % to 50 %)",
+        verdict: "behind",
+        crossings: &[],
+    };
+    const SEVERAL_FROM_AHEAD: Pattern = Pattern {
+        strategy: "brlock",
+        ratios: [1.5, 0.5, 1.5, 0.5],
+        text:
+            "crosses 3 times: falls behind at 5.0 %, gets ahead at 15.0 %, falls behind at 35.0 %",
+        verdict: "crosses",
+        crossings: &[(5.0, "behind"), (15.0, "ahead"), (35.0, "behind")],
+    };
+    const SEVERAL_FROM_BEHIND: Pattern = Pattern {
+        strategy: "refcnt",
+        ratios: [0.5, 1.5, 0.5, 0.5],
+        text: "crosses 2 times: gets ahead at 5.0 %, falls behind at 15.0 %",
+        verdict: "crosses",
+        crossings: &[(5.0, "ahead"), (15.0, "behind")],
+    };
+
+    /// The report's line and the JSON of `patterns` measured in one run.
+    fn check(patterns: &[&Pattern]) {
+        let ratios: Vec<(&str, [f64; 4])> =
+            patterns.iter().map(|p| (p.strategy, p.ratios)).collect();
+        let points = run(&ratios);
+        let want: Vec<(String, String)> = patterns
+            .iter()
+            .map(|p| (p.strategy.to_string(), p.text.to_string()))
+            .collect();
+        assert_eq!(crossover_lines(&points), want);
+
+        let v = crossover_json(&points.iter().collect::<Vec<_>>());
+        assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+        assert_eq!(v[0]["baseline"], "bucket-rw(rw-fair)");
+        assert_eq!(v[0]["threads"], 4);
+        for p in patterns {
+            let (s, c) = (p.strategy, &v[0]["strategies"][p.strategy]);
+            assert_eq!(c["verdict"], p.verdict, "{s}: {c}");
+            let got = c["crossings"].as_array().expect("crossings");
+            assert_eq!(got.len(), p.crossings.len(), "{s}: {c}");
+            for (g, (pct, now)) in got.iter().zip(p.crossings) {
+                assert!((g["pct"].as_f64().unwrap() - pct).abs() < 1e-9, "{s}: {c}");
+                assert_eq!(g["now"], *now, "{s}: {c}");
+            }
+            match p.crossings.first() {
+                Some((pct, _)) => {
+                    assert!((c["crossover_pct"].as_f64().unwrap() - pct).abs() < 1e-9)
+                }
+                None => assert!(c["crossover_pct"].is_null(), "{s}: {c}"),
+            }
+        }
+    }
+
+    #[test]
+    fn behind_then_ahead_says_where_it_gets_ahead() {
+        check(&[&BEHIND_THEN_AHEAD]);
+    }
+
+    #[test]
+    fn ahead_then_behind_says_where_it_falls_behind() {
+        check(&[&AHEAD_THEN_BEHIND]);
+    }
+
+    #[test]
+    fn ahead_everywhere_says_so_over_the_fractions_measured() {
+        check(&[&AHEAD_EVERYWHERE]);
+    }
+
+    #[test]
+    fn behind_everywhere_says_so_over_the_fractions_measured() {
+        check(&[&BEHIND_EVERYWHERE]);
+    }
+
+    #[test]
+    fn several_crossings_from_ahead_are_listed_in_order() {
+        check(&[&SEVERAL_FROM_AHEAD]);
+    }
+
+    #[test]
+    fn several_crossings_from_behind_are_listed_in_order() {
+        check(&[&SEVERAL_FROM_BEHIND]);
+    }
+
+    #[test]
+    fn every_pattern_in_one_run_keeps_its_own_line() {
+        check(&[
+            &BEHIND_THEN_AHEAD,
+            &AHEAD_THEN_BEHIND,
+            &AHEAD_EVERYWHERE,
+            &BEHIND_EVERYWHERE,
+            &SEVERAL_FROM_AHEAD,
+            &SEVERAL_FROM_BEHIND,
+        ]);
     }
 
     #[test]
