@@ -25,6 +25,10 @@ pub struct Cli {
     /// Print JSON instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// No progress on stderr (a bar on a terminal, otherwise a line every
+    /// few seconds); `--json` implies it.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     /// Command to run.
     #[command(subcommand)]
     pub cmd: Cmd,
@@ -114,9 +118,10 @@ pub struct IpcArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_emulated_cores)]
     pub cores: Option<CoreList>,
     /// Mean exponential delay a server works between receiving and
-    /// replying, ns, comma-separated; shared and hold use the first.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns_list, default_value = "0,250,1000,4000")]
-    pub delay_ns: NsList,
+    /// replying, ns, comma-separated (default 0,250,1000,4000); multi
+    /// sweeps them, shared and hold use the first, single none.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns_list)]
+    pub delay_ns: Option<NsList>,
     /// Context-switch hardware work (page-table and segment loads), ns.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "30")]
     pub switch_ns: u64,
@@ -276,11 +281,11 @@ pub struct FitArgs {
     #[arg(long, value_parser = parse_run)]
     pub run: Option<RunRef>,
     /// With --run: the kernel variant (default: the run's first bkl(...)).
-    #[arg(long, requires = "run")]
+    #[arg(long)]
     pub variant: Option<String>,
     /// With --run: the server delay of the curve, ns (needed when the run
     /// measured several).
-    #[arg(long, requires = "run", allow_negative_numbers = true, value_parser = parse_ns)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ns)]
     pub delay_ns: Option<u64>,
     /// CSV file of measured points, one `cores,throughput` per line (a header line and `#` comments are allowed); throughput in acquisitions per time unit.
     #[arg(long, value_name = "FILE")]
@@ -441,9 +446,9 @@ pub struct Workload {
     /// Shared cache lines written inside the critical section.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_lines, default_value = "1")]
     pub cs_lines: usize,
-    /// Distribution of the delay.
-    #[arg(long, value_enum, default_value = "exp")]
-    pub delay_dist: DelayDist,
+    /// Distribution of the delay (default exp; only with a delay: --delay-ns more than 0).
+    #[arg(long, value_enum)]
+    pub delay_dist: Option<DelayDist>,
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
     pub pin: bool,
@@ -530,8 +535,8 @@ pub struct TortureArgs {
     /// Seconds per lock or flavour (default: 1, with --rcu 5).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_secs)]
     pub secs: Option<f64>,
-    /// Seconds without progress before a run counts as hung.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "10")]
+    /// Seconds without progress before a run counts as hung (1 to 3600).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_watchdog, default_value = "10")]
     pub watchdog: f64,
     /// Reader-writer locks: percentage of operations that read, 0 to 100 (default 80; not with --rcu).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_pct)]
@@ -863,6 +868,29 @@ fn parse_secs(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Shortest torture watchdog, seconds. When threads outnumber cores, a
+/// runnable thread waits up to a scheduler period for its CPU, and the
+/// period grows with the threads on the CPU (CFS: at least 0.75 ms each,
+/// scaled by the CPUs; some 0.1 to 0.2 s with the most threads a torture
+/// starts on two cores). A watchdog within a few periods would call a
+/// healthy lock hung.
+pub const MIN_WATCHDOG_S: f64 = 1.0;
+
+fn parse_watchdog(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (MIN_WATCHDOG_S..=MAX_SECS).contains(&x) => Ok(x),
+        Ok(_) => Err(format!(
+            "'{}' seconds is out of range for the watchdog: allowed {MIN_WATCHDOG_S} to {MAX_SECS} \
+             (a shorter one would take threads waiting for a CPU for a hang)",
+            s.trim()
+        )),
+        Err(_) => Err(format!(
+            "'{}' is not a number of seconds: allowed {MIN_WATCHDOG_S} to {MAX_SECS}",
+            s.trim()
+        )),
+    }
+}
+
 fn parse_stall_every(s: &str) -> Result<u64, String> {
     match s.parse::<u64>() {
         Ok(n) if n <= 1_000_000_000 => Ok(n),
@@ -968,6 +996,20 @@ mod tests {
         assert_eq!(parse_warmup_secs("0").unwrap(), 0.0);
         assert!(parse_warmup_secs("-0.1").is_err());
         assert!(parse_seed("-1").unwrap_err().contains("'-1'"));
+    }
+
+    #[test]
+    fn the_watchdog_has_a_floor_named_in_the_message() {
+        assert_eq!(parse_watchdog("1").unwrap(), 1.0);
+        assert_eq!(parse_watchdog("10").unwrap(), 10.0);
+        for bad in ["0.001", "0.5", "0", "-3", "nan", "inf", "3601"] {
+            let e = parse_watchdog(bad).unwrap_err();
+            assert!(e.contains(&format!("'{bad}'")), "{e}");
+            assert!(
+                e.contains("allowed 1 to 3600") || e.contains("allowed 1 to"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

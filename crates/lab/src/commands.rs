@@ -14,9 +14,8 @@ use crate::registry::{self, Entry};
 use crate::results::RunMeta;
 use crate::store::Store;
 use crate::torture::TortureConfig;
-use crate::{machine, plot, report};
+use crate::{machine, noteln, outln, plot, report};
 use serde_json::json;
-use std::io::IsTerminal;
 
 /// Exit code when the user interrupted a run (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -38,33 +37,36 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             SimKind::Lhp(a) => crate::sim::run(&cli, argv, a),
         },
         Cmd::Locks => {
-            locks(cli.json);
+            locks(cli.json)?;
             Ok(0)
         }
         Cmd::Runs => {
-            let store = Store::open(&cli.db)?;
-            let runs = store.runs()?;
+            // Nothing stored yet is an empty list, and creates nothing.
+            let runs = match Store::open_existing(&cli.db)? {
+                Some(store) => store.runs()?,
+                None => Vec::new(),
+            };
             if cli.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&json!({ "runs": runs })).expect("serialises")
-                );
+                )?;
             } else {
-                print!("{}", report::runs_text(&runs));
+                crate::out::print(&report::runs_text(&runs))?;
             }
             Ok(0)
         }
         Cmd::Show { run } => {
-            let store = Store::open(&cli.db)?;
+            let store = Store::open_read_only(&cli.db)?;
             let (meta, points) = store.load(resolve(&store, *run)?)?;
             if cli.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&report::run_json(&meta, &points))
                         .expect("serialises")
-                );
+                )?;
             } else {
-                print!("{}", report::render_text(&meta, &points));
+                crate::out::print(&report::render_text(&meta, &points))?;
             }
             Ok(0)
         }
@@ -74,10 +76,16 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             log,
             bench,
         } => {
-            let store = Store::open(&cli.db)?;
+            if cli.json {
+                return Err(LabError::input(
+                    "--json: plot writes an SVG file (--out) and prints no table; leave --json out",
+                ));
+            }
+            plot::check_out(out, &cli.db)?;
+            let store = Store::open_read_only(&cli.db)?;
             let (meta, points) = store.load(resolve(&store, *run)?)?;
             plot::plot_throughput(&meta, &points, bench.as_deref(), out, *log)?;
-            eprintln!("wrote {}", out.display());
+            noteln!("wrote {}", out.display());
             Ok(0)
         }
     }
@@ -97,7 +105,7 @@ pub(crate) fn resolve(store: &Store, run: RunRef) -> Result<i64> {
     }
 }
 
-fn locks(as_json: bool) {
+fn locks(as_json: bool) -> Result<()> {
     let mutexes: Vec<_> = registry::all().iter().map(|e| (e.info, e.peer)).collect();
     let rwlocks: Vec<_> = registry::rw_all()
         .iter()
@@ -116,11 +124,10 @@ fn locks(as_json: bool) {
             .map(|e| row("mutex", e))
             .chain(rwlocks.iter().map(|e| row("rwlock", e)))
             .collect();
-        println!(
+        return outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "locks": v })).expect("serialises")
         );
-        return;
     }
     let w = mutexes
         .iter()
@@ -130,37 +137,45 @@ fn locks(as_json: bool) {
         .unwrap_or(4);
     for (title, list) in [("MUTEX", &mutexes), ("READER-WRITER LOCK", &rwlocks)] {
         if title != "MUTEX" {
-            println!();
+            outln!()?;
         }
-        println!(
+        outln!(
             "{:<w$} {:<9} {:<5} {:<9} WHAT",
-            title, "FAMILY", "FAIR", "BLOCKING"
-        );
+            title,
+            "FAMILY",
+            "FAIR",
+            "BLOCKING"
+        )?;
         for (i, peer) in list.iter() {
             let kind = if *peer { " (peer)" } else { "" };
-            println!(
+            outln!(
                 "{:<w$} {:<9} {:<5} {:<9} {}{kind}",
                 i.name,
                 i.family.as_str(),
                 if i.fair { "yes" } else { "no" },
                 if i.blocking { "yes" } else { "no" },
                 i.summary,
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
+/// Whether progress stays off stderr: `--quiet`, or `--json` (whose
+/// callers read stdout and may log stderr).
 pub(crate) fn progress_quiet(cli: &Cli) -> bool {
-    cli.json || !std::io::stderr().is_terminal()
+    cli.json || cli.quiet
 }
 
 /// Opens the store, records the run, runs `body` with a sink that stores
-/// each point in its own transaction, then prints the stored run.
+/// each point in its own transaction, then clears `progress` and prints the
+/// stored run.
 pub(crate) fn stored_run(
     cli: &Cli,
     argv: &[String],
     kind: &str,
     params: serde_json::Value,
+    progress: &Progress,
     body: impl FnOnce(&mut dyn FnMut(crate::results::Point) -> Result<()>) -> Result<bool>,
 ) -> Result<i32> {
     // Open (and validate) the database before measuring anything.
@@ -193,20 +208,22 @@ pub(crate) fn stored_run(
     if complete {
         store.finish_run(id)?;
     }
+    // The bar goes before the report, so that it does not cut into it.
+    progress.finish();
     let (meta, points) = store.load(id)?;
     if cli.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report::run_json(&meta, &points)).expect("serialises")
-        );
+        )?;
     } else {
-        print!("{}", report::render_text(&meta, &points));
+        crate::out::print(&report::render_text(&meta, &points))?;
     }
     if complete {
-        eprintln!("stored as run {id} in {}", cli.db.display());
+        noteln!("stored as run {id} in {}", cli.db.display());
         Ok(0)
     } else {
-        eprintln!(
+        noteln!(
             "interrupted: {stored} finished points kept in run {id} ({}), marked incomplete",
             cli.db.display()
         );
@@ -229,14 +246,22 @@ fn stall(every: u64, ns: Option<u64>) -> Result<(u64, u64)> {
     }
 }
 
-/// The contention workload of `bench spin` and `bench lhp`.
+/// The contention workload of `bench spin` and `bench lhp`. A delay
+/// distribution without a delay to draw is refused rather than ignored.
 fn spin_cfg(w: &Workload, delay_ns: u64, secs: f64) -> Result<SpinConfig> {
     let (stall_every, stall_ns) = stall(w.stall_every, w.stall_ns)?;
+    if let (0, Some(d)) = (delay_ns, w.delay_dist) {
+        return Err(LabError::input(format!(
+            "--delay-dist {}: there is no delay to draw at --delay-ns 0; give --delay-ns N (more than 0) \
+             or leave --delay-dist out",
+            d.as_str()
+        )));
+    }
     Ok(SpinConfig {
         cs_ns: w.cs_ns,
         cs_lines: w.cs_lines,
         delay_ns,
-        delay_dist: w.delay_dist,
+        delay_dist: w.delay_dist.unwrap_or(DelayDist::Exp),
         secs,
         pin: w.pin,
         stall_every,
@@ -258,7 +283,7 @@ fn bench_spin(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
     };
     let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "spin": plan.cfg });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench spin", params, |sink| {
+    let r = stored_run(cli, argv, "bench spin", params, &progress, |sink| {
         bench::run_spin(&plan, &progress, sink)
     });
     progress.finish();
@@ -297,7 +322,7 @@ fn bench_lhp(cli: &Cli, argv: &[String], a: &LhpArgs) -> Result<i32> {
     };
     let params = json!({ "locks": names(&plan.locks), "threads": plan.threads, "reps": plan.reps, "lhp": plan.cfg });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench lhp", params, |sink| {
+    let r = stored_run(cli, argv, "bench lhp", params, &progress, |sink| {
         bench::run_spin(&plan, &progress, sink)
     });
     progress.finish();
@@ -312,7 +337,7 @@ fn bench_uncontended(cli: &Cli, argv: &[String], a: &UncontendedArgs) -> Result<
     };
     let params = json!({ "locks": names(&plan.locks), "reps": plan.reps, "uncontended": plan.cfg });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench uncontended", params, |sink| {
+    let r = stored_run(cli, argv, "bench uncontended", params, &progress, |sink| {
         bench::run_uncontended(&plan, &progress, sink)
     });
     progress.finish();
@@ -376,7 +401,7 @@ fn run_hash_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) -> Res
         .collect();
     for s in plan.strategies.iter().filter(|s| s.read_only) {
         if !skipped.is_empty() {
-            eprintln!(
+            noteln!(
                 "note: {} is unsynchronized and runs at 0 % updates only; skipped at {}",
                 s.name,
                 skipped.join(", ")
@@ -389,7 +414,7 @@ fn run_hash_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) -> Res
         "reps": plan.reps, "hash": plan.cfg,
     });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, kind, params, |sink| {
+    let r = stored_run(cli, argv, kind, params, &progress, |sink| {
         bench::run_hash(plan, &progress, sink)
     });
     progress.finish();
@@ -414,11 +439,12 @@ fn bench_ipc(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
         }
         if !explicit && !a.allow_fallback {
             variants.retain(|v| !v.elides);
-            eprintln!(
+            noteln!(
                 "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
             );
         }
     }
+    ipc_options_used(a, &variants)?;
     let ncpu = crate::bench::spin::cores() as u32;
     let cores = match &a.cores {
         Some(c) => c.0.clone(),
@@ -428,7 +454,10 @@ fn bench_ipc(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
         variants,
         modes: a.modes.0.clone(),
         cores,
-        delays_ns: a.delay_ns.0.clone(),
+        delays_ns: a
+            .delay_ns
+            .as_ref()
+            .map_or_else(|| DEFAULT_IPC_DELAYS_NS.to_vec(), |d| d.0.clone()),
         reps: a.reps,
         cfg: ipc::IpcConfig {
             secs: a.secs,
@@ -445,13 +474,13 @@ fn bench_ipc(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
     }
     let over: Vec<u32> = plan.cores.iter().copied().filter(|&c| c > ncpu).collect();
     if !over.is_empty() && plan.modes.iter().any(|m| *m != ipc::Mode::Single) {
-        eprintln!(
+        noteln!(
             "note: {over:?} emulated cores on {ncpu} CPUs: a core that loses its CPU inside the kernel \
              stalls every core spinning on its lock, so those points measure the host's scheduler"
         );
     }
     if plan.variants.iter().any(|v| v.elides) && !rtm {
-        eprintln!(
+        noteln!(
             "note: this CPU has no RTM: the elide variants run their fall-back path on every kernel entry"
         );
     }
@@ -462,11 +491,49 @@ fn bench_ipc(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
         "reps": plan.reps, "ipc": plan.cfg, "rtm": rtm,
     });
     let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench ipc", params, |sink| {
+    let r = stored_run(cli, argv, "bench ipc", params, &progress, |sink| {
         bench::run_ipc(&plan, &progress, sink)
     });
     progress.finish();
     r
+}
+
+/// The server delays `bench ipc` sweeps unless `--delay-ns` says otherwise.
+const DEFAULT_IPC_DELAYS_NS: [u64; 4] = [0, 250, 1000, 4000];
+
+/// Refuses the `bench ipc` options that the chosen measurements and
+/// variants would ignore.
+fn ipc_options_used(a: &IpcArgs, variants: &[crate::bench::ipc::IpcVariant]) -> Result<()> {
+    use crate::bench::ipc::Mode;
+    let modes = &a.modes.0;
+    let only_single = modes.iter().all(|m| *m == Mode::Single);
+    if only_single && a.cores.is_some() {
+        return Err(LabError::input(
+            "--cores: the only measurement is single (one-way IPC on one core); \
+             --cores is for multi, shared and hold",
+        ));
+    }
+    if let Some(d) = &a.delay_ns {
+        if only_single {
+            return Err(LabError::input(
+                "--delay-ns: the only measurement is single, which has no server delay; \
+                 --delay-ns is for multi (every delay), shared and hold (the first)",
+            ));
+        }
+        if d.0.len() > 1 && !modes.contains(&Mode::Multi) {
+            return Err(LabError::input(format!(
+                "--delay-ns lists {} delays, but only multi sweeps them (shared and hold use \
+                 one); give one delay or add multi to --modes",
+                d.0.len()
+            )));
+        }
+    }
+    if a.allow_fallback && a.variants.is_some() && !variants.iter().any(|v| v.elides) {
+        return Err(LabError::input(
+            "--allow-fallback is for the elide variants, and --variants names none",
+        ));
+    }
+    Ok(())
 }
 
 /// The standard quick suite: uncontended; spin at 1, 2 and 8 threads (cs
@@ -534,7 +601,7 @@ fn bench_suite(cli: &Cli, argv: &[String]) -> Result<i32> {
         unc.units() + spin.units() + lhp.units() + hash.units(),
         progress_quiet(cli),
     );
-    let r = stored_run(cli, argv, "bench", params, |sink| {
+    let r = stored_run(cli, argv, "bench", params, &progress, |sink| {
         Ok(bench::run_uncontended(&unc, &progress, sink)?
             && bench::run_spin(&spin, &progress, sink)?
             && bench::run_spin(&lhp, &progress, sink)?
@@ -549,6 +616,15 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
         return torture_rcu(cli, a);
     }
     let locks = registry::parse_torture_list(&a.locks)?;
+    if let Some(p) = a.read_pct {
+        if !locks.iter().any(|l| l.rw) {
+            return Err(LabError::input(format!(
+                "--read-pct {p} is for reader-writer locks, and --locks {} names none; \
+                 add one (see `locklab locks`) or leave --read-pct out",
+                a.locks
+            )));
+        }
+    }
     let secs = a.secs.unwrap_or(1.0);
     let read_pct = a.read_pct.unwrap_or(80);
     let threads = a
@@ -562,21 +638,28 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
     };
     crate::interrupt::install();
     if !cli.json {
-        println!(
+        outln!(
             "torture: {threads} threads on {} cores, {}s per lock, watchdog {}s",
             bench::spin::cores(),
             secs,
             a.watchdog
-        );
+        )?;
         if locks.iter().any(|l| l.rw) {
-            println!(
+            outln!(
                 "reader-writer locks: {read_pct}% reads; READERS is the most seen inside together"
-            );
+            )?;
         }
-        println!(
+        outln!(
             "{:<15} {:>12} {:>10} {:>6} {:>7} {:>7} {:>7} {:>12}  RESULT",
-            "LOCK", "ACQUIRES", "VIOLATIONS", "LOST", "READERS", "MIN%", "MAX%", "LONGEST WAIT"
-        );
+            "LOCK",
+            "ACQUIRES",
+            "VIOLATIONS",
+            "LOST",
+            "READERS",
+            "MIN%",
+            "MAX%",
+            "LONGEST WAIT"
+        )?;
     }
     let mut reports = Vec::new();
     let mut all_ok = true;
@@ -609,7 +692,7 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
             } else {
                 "-".into()
             };
-            println!(
+            outln!(
                 "{:<15} {:>12} {:>10} {:>6} {:>7} {:>6.1}% {:>6.1}% {:>12}  {verdict}",
                 r.lock,
                 r.acquisitions,
@@ -619,7 +702,7 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
                 share(min),
                 share(max),
                 report::fmt_ns(r.longest_wait_ns as f64),
-            );
+            )?;
         }
         let hung = r.hung;
         reports.push(r);
@@ -632,10 +715,10 @@ fn torture(cli: &Cli, a: &TortureArgs) -> Result<i32> {
     let interrupted = crate::interrupt::requested();
     if cli.json {
         let v = json!({ "threads": threads, "secs": secs, "ok": all_ok && !interrupted, "interrupted": interrupted, "results": reports });
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
     }
     if interrupted {
-        eprintln!("interrupted");
+        noteln!("interrupted");
         return Ok(EXIT_INTERRUPTED);
     }
     if all_ok {
@@ -670,17 +753,17 @@ fn torture_rcu(cli: &Cli, a: &TortureArgs) -> Result<i32> {
     let cfg = RcuTortureConfig::new(readers, secs, a.watchdog);
     crate::interrupt::install();
     if !cli.json {
-        println!(
+        outln!(
             "rcu torture: {readers} readers, 1 writer, {SYNCERS} synchronize threads, 1 callback flood, \
              1 hash-map updater on {} cores; {secs}s per flavour, watchdog {}s, max_pending {}",
             bench::spin::cores(),
             a.watchdog,
             cfg.max_pending
-        );
-        println!(
+        )?;
+        outln!(
             "The Reader Pipe histogram counts read-side sections by the pipeline count of their element at their end \
              (0 published, 1 removed, +1 per grace period since); anything past the second column is a too-short grace period"
-        );
+        )?;
     }
     let mut reports = Vec::new();
     for f in &flavors {
@@ -689,7 +772,7 @@ fn torture_rcu(cli: &Cli, a: &TortureArgs) -> Result<i32> {
         }
         let r = (f.run)(&cfg);
         if !cli.json {
-            print!("{}", r.text());
+            crate::out::print(&r.text())?;
         }
         let hung = r.hung.is_some();
         reports.push(r);
@@ -704,26 +787,36 @@ fn torture_rcu(cli: &Cli, a: &TortureArgs) -> Result<i32> {
     if cli.json {
         let v = json!({ "readers": readers, "secs": secs, "config": cfg, "ok": all_ok && !interrupted,
                         "interrupted": interrupted, "results": reports });
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
     } else {
-        println!(
+        outln!(
             "{:<12} {:>12} {:>10} {:>10} {:>8} {:>8}  RESULT",
-            "FLAVOUR", "READS", "UPDATES", "GPS", "PIPE>1", "POISONED"
-        );
+            "FLAVOUR",
+            "READS",
+            "UPDATES",
+            "GPS",
+            "PIPE>1",
+            "POISONED"
+        )?;
         for r in &reports {
             let verdict = match (&r.hung, r.ok()) {
                 (Some(_), _) => "HUNG",
                 (None, true) => "ok",
                 (None, false) => "FAILED",
             };
-            println!(
+            outln!(
                 "{:<12} {:>12} {:>10} {:>10} {:>8} {:>8}  {verdict}",
-                r.flavor, r.reads, r.writes, r.grace_periods, r.too_short, r.poisoned
-            );
+                r.flavor,
+                r.reads,
+                r.writes,
+                r.grace_periods,
+                r.too_short,
+                r.poisoned
+            )?;
         }
     }
     if interrupted {
-        eprintln!("interrupted");
+        noteln!("interrupted");
         return Ok(EXIT_INTERRUPTED);
     }
     if all_ok {

@@ -2,11 +2,15 @@
 
 use clap::Parser;
 use locklab_lab::cli::Cli;
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
-    let cli = match Cli::try_parse_from(&argv) {
+    // Arguments as the OS gave them: a path that is not UTF-8 (`--db`,
+    // `--out`, `--csv`, `--config`) is a path all the same, and clap
+    // refuses such bytes anywhere else with one line, below.
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -25,6 +29,14 @@ fn main() -> ExitCode {
                     },
                 );
             }
+            if e.kind() == ErrorKind::InvalidUtf8 {
+                // clap's text names neither the flag nor the bytes.
+                locklab_lab::out::note(&format!(
+                    "error: {} (see `locklab --help`)",
+                    not_utf8(&args)
+                ));
+                return ExitCode::from(2);
+            }
             // One line: clap's first line names the value and the flag,
             // and the indented lines right under it say what is missing
             // or allowed ("  --csv <FILE>", "  [possible values: …]"); the
@@ -37,18 +49,68 @@ fn main() -> ExitCode {
                 .map(str::trim)
                 .collect();
             if detail.is_empty() {
-                eprintln!("{first} (see `locklab --help`)");
+                locklab_lab::out::note(&format!("{first} (see `locklab --help`)"));
             } else {
-                eprintln!("{first} {} (see `locklab --help`)", detail.join(", "));
+                locklab_lab::out::note(&format!(
+                    "{first} {} (see `locklab --help`)",
+                    detail.join(", ")
+                ));
             }
             return ExitCode::from(2);
         }
     };
+    // The command line as text, for the run's record: a path that is not
+    // UTF-8 is kept with its bad bytes replaced.
+    let argv: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     match locklab_lab::commands::run(cli, &argv) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("locklab: {e}");
+            locklab_lab::out::note(&format!("locklab: {}", one_line(&e.msg)));
             ExitCode::from(e.code as u8)
         }
     }
+}
+
+/// Which argument is not UTF-8, and what is allowed there.
+fn not_utf8(args: &[OsString]) -> String {
+    let Some(i) = args.iter().skip(1).position(|a| a.to_str().is_none()) else {
+        return "an argument is not valid UTF-8".to_string();
+    };
+    let bad = args[i + 1].to_string_lossy();
+    // The flag it belongs to: the argument itself (`--locks=…`) or the one
+    // before (`--locks …`).
+    let (flag, shown) = match bad.strip_prefix("--").and_then(|f| f.split_once('=')) {
+        Some((f, value)) => (Some(format!("--{f}")), value.to_string()),
+        None => (
+            args.get(i)
+                .filter(|_| i >= 1)
+                .and_then(|p| p.to_str())
+                .filter(|p| p.starts_with('-'))
+                .map(str::to_string),
+            bad.to_string(),
+        ),
+    };
+    match flag {
+        Some(f) => format!(
+            "the value of {f}, '{shown}', is not valid UTF-8: allowed text \
+             (only paths, as of --db, --out, --csv and --config, may be any bytes)"
+        ),
+        None => format!(
+            "the argument '{shown}' is not valid UTF-8: allowed text \
+             (only paths, as of --db, --out, --csv and --config, may be any bytes)"
+        ),
+    }
+}
+
+/// A message on one line: line breaks (an SQL statement an error quotes,
+/// a multi-line message from a library) become "; ".
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -10,9 +10,9 @@ use crate::cli::{
     Cli, FitArgs, ModelArgs, ModelKind, ModelName, PredictArgs, RunRef, MODEL_MAX_CORES,
 };
 use crate::error::{LabError, Result};
-use crate::report;
 use crate::results::Point;
 use crate::store::Store;
+use crate::{outln, report};
 use locklab_model::queueing::{
     fit, fit_family, Fit, FitError, FitOptions, Repairman, Solution, Ticket,
 };
@@ -88,7 +88,7 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
             v["handoff"] = json!(t.handoff());
             v["peak"] = json!({ "cores": n, "throughput": x, "searched_up_to": max });
         }
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
         return Ok(0);
     }
     let mut out = String::new();
@@ -136,7 +136,7 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
             format!("{:.3}", p.throughput * s),
         );
     }
-    print!("{out}");
+    crate::out::print(&out)?;
     Ok(0)
 }
 
@@ -160,18 +160,31 @@ fn fit_command(cli: &Cli, a: &FitArgs) -> Result<i32> {
     let Some(path) = &a.csv else {
         return Err(LabError::input("model fit needs --csv FILE or --run ID"));
     };
+    // What only a stored run has is refused rather than ignored.
+    for (flag, given) in [
+        ("--variant", a.variant.is_some()),
+        ("--delay-ns", a.delay_ns.is_some()),
+    ] {
+        if given {
+            return Err(LabError::input(format!(
+                "{flag} is for --run (it picks a curve of a stored bench ipc run); \
+                 --csv {} is one curve already",
+                path.display()
+            )));
+        }
+    }
     let csv = read_csv(path)?;
     let name = path.display().to_string();
     let f = fit_points(&csv.points, a.first, a.delay, &name, &|i| {
         format!("{name} line {}", csv.lines[i])
     })?;
     if cli.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&fit_json(&f, &name)).expect("serialises")
-        );
+        )?;
     } else {
-        print!("{}", fit_text(&f, &name, distinct(&csv.points)));
+        crate::out::print(&fit_text(&f, &name, distinct(&csv.points)))?;
     }
     Ok(0)
 }
@@ -196,7 +209,7 @@ pub fn ipc_curve(points: &[Point], variant: &str, delay_ns: u64) -> Vec<(f64, f6
 /// `model fit --run`: the repairman model fitted to one multi ping-pong
 /// curve of a stored `bench ipc` run.
 fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
-    let store = Store::open(&cli.db)?;
+    let store = Store::open_read_only(&cli.db)?;
     let id = crate::commands::resolve(&store, run)?;
     let (meta, points) = store.load(id)?;
     let multi: Vec<&Point> = points
@@ -271,24 +284,24 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
             v["service_cycles"] = (f.service() * c).into();
             v["delay_cycles"] = (f.delay() * c).into();
         }
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
     } else {
-        print!("{}", fit_text(&f, &name, distinct(&curve)));
+        crate::out::print(&fit_text(&f, &name, distinct(&curve)))?;
         if let Some(c) = cycles_per_ns {
-            println!(
+            outln!(
                 "in TSC cycles: S = {} and Z = {}",
                 sig4(f.service() * c),
                 sig4(f.delay() * c)
-            );
+            )?;
         }
         if f.points.len() == f.parameters {
-            println!(
+            outln!(
                 "note: {} points for {} parameters: any curve the model can follow is fitted \
                  exactly, so R² says little; without --delay-ns every delay's curve is fitted \
                  at once",
                 f.points.len(),
                 f.parameters
-            );
+            )?;
         }
     }
     Ok(0)
@@ -610,7 +623,7 @@ fn fit_run_family(
             v["service_cycles"] = (f.service() * c).into();
             v["delay_cycles"] = (f.delay() * c).into();
         }
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
         return Ok(0);
     }
     let mut out = String::new();
@@ -666,7 +679,7 @@ fn fit_run_family(
             format!("{:+.2}", 100.0 * (x - m) / x)
         );
     }
-    print!("{out}");
+    crate::out::print(&out)?;
     Ok(0)
 }
 

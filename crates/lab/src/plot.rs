@@ -25,6 +25,57 @@ mod hash;
 mod ipc;
 mod sim;
 
+/// Refuses an output path that is the database `db` (or one of SQLite's
+/// files beside it) however it is spelled: relative or absolute, through
+/// `..`, a symbolic link or a hard link. Writing a plot there would destroy
+/// every stored run.
+pub fn check_out(out: &Path, db: &Path) -> Result<()> {
+    let refuse = |what: &str| {
+        Err(LabError::input(format!(
+            "--out {}: that is {what}; writing the plot there would destroy the stored runs; \
+             give another file, e.g. plot.svg",
+            out.display()
+        )))
+    };
+    let (Some(out_abs), Some(db_abs)) = (resolved(out), resolved(db)) else {
+        return Ok(());
+    };
+    let db_name = db_abs.as_os_str();
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let mut name = db_name.to_owned();
+        name.push(suffix);
+        if out_abs.as_os_str() == name {
+            return refuse(if suffix.is_empty() {
+                "the database (--db)"
+            } else {
+                "a file of the database (--db)"
+            });
+        }
+    }
+    // A hard link (or a bind mount) is the same file under another name.
+    if let (Ok(a), Ok(b)) = (std::fs::metadata(out), std::fs::metadata(db)) {
+        use std::os::unix::fs::MetadataExt;
+        if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
+            return refuse("the database (--db) under another name");
+        }
+    }
+    Ok(())
+}
+
+/// `p` absolute, with every symbolic link and `..` resolved; for a file
+/// that does not exist yet, its directory resolved and its name kept.
+fn resolved(p: &Path) -> Option<std::path::PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c);
+    }
+    let name = p.file_name()?;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(name))
+}
+
 /// A chart ready to draw: scaled lines, the y range, the y description.
 struct Chart {
     series: Vec<Series>,
@@ -598,6 +649,40 @@ mod tests {
         let e = plot_throughput(&meta, &points, None, &out, true).unwrap_err();
         assert_eq!(e.code, EXIT_INPUT);
         assert!(e.msg.contains("none above zero"), "{}", e.msg);
+    }
+
+    #[test]
+    fn the_database_is_no_output_however_it_is_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("x")).unwrap();
+        let db = d.join("locklab.db");
+        std::fs::write(&db, b"runs").unwrap();
+        std::os::unix::fs::symlink(&db, d.join("link.svg")).unwrap();
+        std::fs::hard_link(&db, d.join("hard.svg")).unwrap();
+        for out in [
+            db.clone(),
+            d.join("x/../locklab.db"),
+            d.join("./locklab.db"),
+            d.join("link.svg"),
+            d.join("hard.svg"),
+            d.join("locklab.db-wal"),
+        ] {
+            let e = check_out(&out, &db).unwrap_err();
+            assert_eq!(e.code, EXIT_INPUT);
+            assert!(e.msg.contains("stored runs"), "{}", e.msg);
+            assert!(!e.msg.contains('\n'));
+        }
+        // The database named through a link, the output by its real name.
+        assert!(check_out(&db, &d.join("link.svg")).is_err());
+        for fine in [
+            d.join("plot.svg"),
+            d.join("x/locklab.db"),
+            d.join("locklab.db.svg"),
+        ] {
+            check_out(&fine, &db).unwrap();
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), b"runs");
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub struct Entry {
     /// Whether this is a peer from outside locklab.
     pub peer: bool,
     /// One repetition of the contention benchmark at `threads` threads.
-    pub spin: fn(&SpinConfig, u32) -> Rep,
+    pub spin: fn(&SpinConfig, u32) -> std::result::Result<Rep, String>,
     /// One repetition of the uncontended benchmark.
     pub uncontended: crate::bench::UncontendedRep,
     /// A torture run.

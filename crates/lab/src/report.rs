@@ -58,6 +58,9 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
                 "p50_ns": num(p.stat(|r| r.p50_ns as f64).0),
                 "p99_ns": num(p.stat(|r| r.p99_ns as f64).0),
                 "p999_ns": num(p.stat(|r| r.p999_ns as f64).0),
+                "max_ns": num(p.stat(|r| r.max_ns as f64).0),
+                "censored": num(p.stat(|r| r.censored as f64).0),
+                "longest_wait_ns": num(p.stat(|r| r.longest_wait_ns() as f64).0),
                 "ns_per_op": num(p.stat(|r| r.ns_per_op).0),
                 "cpu_ns_per_op": num(p.stat(cpu_ns_per_op).0),
                 "throughput_min": num(tput_min),
@@ -376,21 +379,40 @@ fn spin_tables(out: &mut String, bench: &str, params: &Value, group: &[&Point]) 
 
     let _ = writeln!(
         out,
-        "\n  fairness (Jain index, 1 = even) and p99 acquire latency, medians"
+        "\n  fairness: Jain index (1 = even), least–most acquisitions of a thread in % of an even share"
     );
-    grid(out, lw, 14, 0, &locks, &threads, |lock, t| {
+    grid(out, lw, 16, 0, &locks, &threads, |lock, t| {
+        let p = find(lock, t)?;
+        let (jain, lo, hi) = fairness(p)?;
+        Some(format!("{jain:.2} {lo:>3.0}–{hi:<3.0}%"))
+    });
+
+    let _ = writeln!(
+        out,
+        "\n  acquire latency p50, p99 and max, medians (≥: a wait open at the window's end, lasting so far)"
+    );
+    grid(out, lw, 24, 0, &locks, &threads, |lock, t| {
         let p = find(lock, t)?;
         if p.reps.is_empty() {
             return None;
         }
-        let jain = p.stat(|r| r.jain).0;
-        let p99 = p.stat(|r| r.p99_ns as f64).0;
-        let lat = if p99 > 0.0 {
-            fmt_ns(p99)
-        } else {
-            "–".to_string()
+        let q = |f: fn(&Rep) -> u64| {
+            let x = p.stat(|r| f(r) as f64).0;
+            if x > 0.0 {
+                fmt_ns(x)
+            } else {
+                "–".to_string()
+            }
         };
-        Some(format!("{jain:.2} {lat:>6}"))
+        let max = p.stat(|r| r.max_ns as f64).0;
+        let longest = p.stat(|r| r.longest_wait_ns() as f64).0;
+        let mark = if longest > max { "≥" } else { "" };
+        Some(format!(
+            "{} {} {mark}{}",
+            q(|r| r.p50_ns),
+            q(|r| r.p99_ns),
+            q(|r| r.longest_wait_ns())
+        ))
     });
 
     // What waiting costs besides time: CPU burnt by spinners shows here
@@ -411,6 +433,25 @@ fn spin_tables(out: &mut String, bench: &str, params: &Value, group: &[&Point]) 
             "–".to_string()
         })
     });
+}
+
+/// A point's fairness: the median Jain index, and in the repetition with
+/// that index (the lower middle one for an even count) the least and the
+/// most acquisitions of one thread as percentages of an even share.
+pub fn fairness(p: &Point) -> Option<(f64, f64, f64)> {
+    let mut reps: Vec<&Rep> = p.reps.iter().filter(|r| !r.thread_ops.is_empty()).collect();
+    if reps.is_empty() {
+        return None;
+    }
+    reps.sort_by(|a, b| a.jain.total_cmp(&b.jain));
+    let r = reps[(reps.len() - 1) / 2];
+    let mean = r.total_ops as f64 / r.thread_ops.len() as f64;
+    if mean <= 0.0 {
+        return Some((p.stat(|r| r.jain).0, 0.0, 0.0));
+    }
+    let lo = *r.thread_ops.iter().min()? as f64 / mean * 100.0;
+    let hi = *r.thread_ops.iter().max()? as f64 / mean * 100.0;
+    Some((p.stat(|r| r.jain).0, lo, hi))
 }
 
 /// CPU nanoseconds per acquisition in one repetition (NaN without any).
@@ -595,16 +636,24 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
     let ptw = pts.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = String::new();
     for ((r, id), pt) in runs.iter().zip(&ids).zip(&pts) {
-        let state = if r.meta.complete {
+        let state = if r.problem.is_some() {
+            "DAMAGED"
+        } else if r.meta.complete {
             "complete"
         } else {
             "INCOMPLETE"
         };
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{id:>idw$}  {}  {:<kindw$}  {pt:>ptw$}  {state:<10}  {}",
             r.meta.started, r.meta.kind, r.meta.command
         );
+        match &r.problem {
+            Some(p) => {
+                let _ = writeln!(out, "  ({p})");
+            }
+            None => out.push('\n'),
+        }
     }
     out
 }
@@ -628,6 +677,8 @@ mod tests {
             p99_ns: 1_000 * u64::from(i + 1),
             p999_ns: 10_000 * u64::from(i + 1),
             max_ns: 99_999,
+            censored: 0,
+            censored_ns: 0,
             hash: None,
             ipc: None,
             sim: None,
@@ -848,6 +899,7 @@ mod tests {
             RunSummary {
                 meta: meta(false),
                 points: 1,
+                problem: None,
             },
             RunSummary {
                 meta: RunMeta {
@@ -855,6 +907,7 @@ mod tests {
                     ..meta(true)
                 },
                 points: 24,
+                problem: None,
             },
         ];
         let text = runs_text(&runs);

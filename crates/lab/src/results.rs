@@ -78,6 +78,15 @@ pub struct Rep {
     pub p999_ns: u64,
     /// Longest acquire latency, ns.
     pub max_ns: u64,
+    /// Waits still open when the window closed (censored: not in the
+    /// percentiles above, whose samples all ended in the window); 0 for
+    /// runs stored before schema 6.
+    #[serde(default)]
+    pub censored: u64,
+    /// The longest censored wait had lasted at least this long at the
+    /// closing, ns (a lower bound on the true longest wait; 0 if none).
+    #[serde(default)]
+    pub censored_ns: u64,
     /// What only the hash-table benchmark measures (`None` for the other
     /// benchmarks and for repetitions stored before schema 3). For `hash`
     /// points the latency fields above are those of sampled lookups.
@@ -111,10 +120,18 @@ impl Rep {
             p99_ns: 0,
             p999_ns: 0,
             max_ns: 0,
+            censored: 0,
+            censored_ns: 0,
             hash: None,
             ipc: None,
             sim: None,
         }
+    }
+
+    /// The longest wait known: the longest that ended in the window, or
+    /// the least a censored one had lasted, whichever is longer.
+    pub fn longest_wait_ns(&self) -> u64 {
+        self.max_ns.max(self.censored_ns)
     }
 }
 

@@ -70,6 +70,18 @@ pub const MIGRATIONS: &[Migration] = &[
         // JSON of `SimMetrics`; NULL for the benchmarks.
         apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN sim TEXT;"),
     },
+    Migration {
+        what: "add the waits still open at the window's closing to reps (schema 6)",
+        // Their count and the longest one's lower bound, ns; NULL in rows
+        // stored before the lab measured over one window (whose latency
+        // percentiles clamped every wait of 256 ticks or more).
+        apply: |tx| {
+            tx.execute_batch(
+                "ALTER TABLE reps ADD COLUMN censored INTEGER;
+                 ALTER TABLE reps ADD COLUMN censored_ns INTEGER;",
+            )
+        },
+    },
 ];
 
 /// The newest schema version this build reads and writes.
@@ -126,6 +138,10 @@ pub struct RunSummary {
     pub meta: RunMeta,
     /// Points stored for it so far.
     pub points: usize,
+    /// Why the run's row cannot be read whole (a damaged column): `meta`
+    /// then holds what could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// An open results database.
@@ -147,31 +163,12 @@ impl Store {
     /// older schema. Refuses, without changing the file, anything that is not
     /// a locklab database this build can read.
     pub fn open(path: &Path) -> Result<Store> {
+        check_location(path)?;
         let shown = path.display();
-        if path.as_os_str().is_empty() {
-            return Err(LabError::input(
-                "the database path is empty; give a file path such as locklab.db",
-            ));
-        }
-        if path.is_dir() {
-            return Err(LabError::input(format!(
-                "{shown}: is a directory; give a database file path"
-            )));
-        }
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            if !parent.exists() {
-                return Err(LabError::input(format!(
-                    "{shown}: directory {} does not exist",
-                    parent.display()
-                )));
-            }
-            if !parent.is_dir() {
-                return Err(LabError::input(format!(
-                    "{shown}: {} is not a directory",
-                    parent.display()
-                )));
-            }
-        }
+        // Whose file it is is decided read-only, so that a file that is not
+        // locklab's is left byte for byte (SQLite would roll back another
+        // program's hot journal on a connection that may write).
+        drop(inspect(path, SCHEMA_VERSION)?);
         // Without SQLITE_OPEN_URI, so that a path is always a file name
         // (`file:x.db?mode=ro` names a file, not an URI with options).
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -179,7 +176,8 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| {
             LabError::input(format!(
-                "{shown}: cannot open or create a database there: {e}{}",
+                "{shown}: cannot open or create a database there: {}{}",
+                sql_text(&e),
                 hint(&e)
             ))
         })?;
@@ -192,16 +190,78 @@ impl Store {
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| store.err("cannot set up the database", e))?;
         store.check_and_migrate(MIGRATIONS)?;
-        // WAL lets `locklab runs` read while a sweep writes. A file system or
-        // a read-only file that cannot have it keeps the rollback journal,
-        // which is also correct, so a failure here is not an error.
-        let _ = store.conn.pragma_update(None, "journal_mode", "WAL");
-        let _ = store.conn.pragma_update(None, "synchronous", "NORMAL");
+        // The rollback journal, not WAL: a reader then needs nothing but
+        // the file (WAL needs -wal and -shm files beside it, which a user
+        // who may only read cannot create), and reading creates no file.
+        // Readers still read while a sweep writes; each point's commit
+        // holds them off for a moment, and they wait (busy_timeout). A
+        // database an older build left in WAL goes back when no one else
+        // has it open; until then WAL is also correct, so a failure here is
+        // not an error.
+        let _ = store.conn.pragma_update(None, "journal_mode", "DELETE");
         store
             .conn
             .pragma_update(None, "foreign_keys", true)
             .map_err(|e| store.err("cannot set up the database", e))?;
         Ok(store)
+    }
+
+    /// Opens an existing database to read it (`runs`, `show`, `plot`,
+    /// `model fit --run`): read-only, so that a user who may only read the
+    /// file can, and nothing is changed or created. A path with no file, or
+    /// an empty file, is an input error saying so. A database of an older
+    /// schema is migrated first, which needs write access.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        Self::open_existing(path)?.ok_or_else(|| {
+            let shown = path.display();
+            if path.exists() {
+                LabError::input(format!(
+                    "{shown}: no runs stored yet (the file is empty); nothing was changed"
+                ))
+            } else {
+                LabError::input(format!(
+                    "{shown}: no such database (the file does not exist); nothing was created \
+                     (`locklab bench` stores runs; --db names another file)"
+                ))
+            }
+        })
+    }
+
+    /// As [`Store::open_read_only`], with `None` where no database is yet
+    /// (no file, or an empty one).
+    pub fn open_existing(path: &Path) -> Result<Option<Store>> {
+        check_location(path)?;
+        let store = |conn| Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        match inspect(path, SCHEMA_VERSION)? {
+            Found::Nothing => Ok(None),
+            Found::Ours { conn, version } if version == SCHEMA_VERSION => Ok(Some(store(conn))),
+            // An older schema is brought up to date as a writer would.
+            Found::Ours { .. } => Self::open(path).map(Some),
+            Found::Unread { wal, why } => {
+                // A WAL database (an older build's) in a directory this user
+                // cannot write, with no -wal file, so that no one has it
+                // open: its file holds every committed change, and SQLite
+                // reads it as an immutable file.
+                if wal && !sidecar(path, "-wal").exists() {
+                    if let Ok(conn) = open_immutable(path) {
+                        if read_header_snapshot(&conn).is_ok() {
+                            return Ok(Some(store(conn)));
+                        }
+                    }
+                }
+                // An interrupted write to roll back first: that is a writer's
+                // job.
+                Self::open(path).map(Some).map_err(|e| {
+                    LabError::input(format!(
+                        "{}; it cannot be read as it is ({why})",
+                        e.msg.trim_end_matches("; nothing was changed")
+                    ))
+                })
+            }
+        }
     }
 
     /// The database file.
@@ -213,7 +273,9 @@ impl Store {
     /// newest of `steps`. Reads only, until it has decided to write.
     fn check_and_migrate(&mut self, steps: &[Migration]) -> Result<()> {
         let latest = steps.len() as u32;
-        let header = read_header(&self.conn).map_err(|e| self.open_err(e))?;
+        // One read transaction: the three reads see one state of the file,
+        // even while another process is creating it.
+        let header = read_header_snapshot(&self.conn).map_err(|e| read_err(&self.path, e))?;
         refuse_foreign(&self.path, &header, latest)?;
         if header.user_version == latest {
             return Ok(());
@@ -240,23 +302,6 @@ impl Store {
             .and_then(|()| tx.pragma_update(None, "user_version", latest))
             .and_then(|()| tx.commit())
             .map_err(|e| write_err(&self.path, "cannot write the schema", e))
-    }
-
-    /// An error reading a file that may not be a database at all.
-    fn open_err(&self, e: rusqlite::Error) -> LabError {
-        let shown = self.path.display();
-        match e.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase) => LabError::input(format!(
-                "{shown}: not a locklab database (not SQLite): {e}; nothing was changed"
-            )),
-            Some(ErrorCode::DatabaseCorrupt) => LabError::input(format!(
-                "{shown}: the database is corrupt: {e}; nothing was changed"
-            )),
-            _ => LabError::input(format!(
-                "{shown}: cannot read the database: {e}{}",
-                hint(&e)
-            )),
-        }
     }
 
     fn err(&self, what: &str, e: rusqlite::Error) -> LabError {
@@ -303,7 +348,13 @@ impl Store {
     pub fn add_point(&mut self, run: i64, p: &Point) -> Result<()> {
         let path = self.path.clone();
         let fail = |e| write_err(&path, &format!("cannot store a point of run {run}"), e);
-        let tx = self.conn.transaction().map_err(fail)?;
+        // IMMEDIATE: a transaction that reads first and then writes cannot
+        // wait for another writer (SQLite answers "busy" at once, to avoid a
+        // deadlock); one that takes the write lock first waits its turn.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(fail)?;
         let complete: Option<bool> = tx
             .query_row("SELECT complete FROM runs WHERE id = ?1", [run], |r| {
                 r.get(0)
@@ -337,8 +388,10 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
-                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim,
+                        censored, censored_ns)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                        ?17, ?18)",
                 )
                 .map_err(fail)?;
             for r in &p.reps {
@@ -374,6 +427,8 @@ impl Store {
                         hash,
                         ipc,
                         sim,
+                        r.censored as i64,
+                        r.censored_ns as i64,
                     ])
                     .map_err(fail)?;
             }
@@ -415,11 +470,22 @@ impl Store {
                  FROM runs ORDER BY id DESC"
             ))
             .map_err(fail)?;
+        // A row that cannot be read whole is listed with what can be read,
+        // and says why, rather than hiding every other run.
         let rows = stmt
             .query_map([], |row| {
-                Ok(RunSummary {
-                    meta: run_from_row(row)?,
-                    points: row.get::<_, i64>(15)? as usize,
+                let points = row.get::<_, Option<i64>>(15)?.unwrap_or(0) as usize;
+                Ok(match run_from_row(row) {
+                    Ok(meta) => RunSummary {
+                        meta,
+                        points,
+                        problem: None,
+                    },
+                    Err(e) => RunSummary {
+                        meta: damaged_run(row),
+                        points,
+                        problem: Some(column_problem(&e)),
+                    },
                 })
             })
             .map_err(fail)?;
@@ -465,7 +531,8 @@ impl Store {
             .conn
             .prepare(
                 "SELECT point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op,
-                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim
+                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim,
+                        censored, censored_ns
                  FROM reps WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)
                  ORDER BY point_id, rep",
             )
@@ -509,6 +576,43 @@ fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunMeta> {
     })
 }
 
+/// What can be read of a run row that [`run_from_row`] cannot read.
+fn damaged_run(row: &Row<'_>) -> RunMeta {
+    let text = |i: usize| row.get::<_, String>(i).unwrap_or_else(|_| "?".to_string());
+    RunMeta {
+        id: row.get(0).ok(),
+        kind: text(1),
+        command: text(2),
+        params: serde_json::Value::Null,
+        started: text(4),
+        finished: row.get(5).ok().flatten(),
+        complete: row.get(6).unwrap_or(false),
+        machine: Machine::default(),
+    }
+}
+
+/// Which column of a run row is damaged, and how.
+fn column_problem(e: &rusqlite::Error) -> String {
+    let column = |i: usize| {
+        RUN_COLUMNS
+            .split(',')
+            .nth(i)
+            .map_or_else(|| format!("column {i}"), |c| format!("runs.{}", c.trim()))
+    };
+    match e {
+        rusqlite::Error::FromSqlConversionFailure(i, _, err) if *i == 3 => {
+            format!("{} is not JSON ({err})", column(*i))
+        }
+        rusqlite::Error::FromSqlConversionFailure(i, _, err) => {
+            format!("{} cannot be read ({err})", column(*i))
+        }
+        rusqlite::Error::InvalidColumnType(i, _, t) => {
+            format!("{} holds a value of type {t}", column(*i))
+        }
+        e => sql_text(e),
+    }
+}
+
 /// Reads a repetition from a row whose column 0 is the point id.
 fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
     let real = |i: usize| -> rusqlite::Result<f64> {
@@ -545,6 +649,8 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         p99_ns: bits(10)?,
         p999_ns: bits(11)?,
         max_ns: bits(12)?,
+        censored: row.get::<_, Option<i64>>(16)?.unwrap_or(0) as u64,
+        censored_ns: row.get::<_, Option<i64>>(17)?.unwrap_or(0) as u64,
         hash,
         ipc,
         sim,
@@ -563,6 +669,189 @@ struct Header {
     user_version: u32,
     /// Tables, indexes, views and triggers in the file.
     objects: Vec<String>,
+}
+
+/// [`read_header`] inside one read transaction, so that its reads see one
+/// state of the file (without it, a file another process was creating
+/// between two of them looked like another program's).
+fn read_header_snapshot(conn: &Connection) -> rusqlite::Result<Header> {
+    let tx = conn.unchecked_transaction()?;
+    let header = read_header(&tx)?;
+    tx.commit()?;
+    Ok(header)
+}
+
+/// What a read-only look at a database path found.
+enum Found {
+    /// No file, an empty file, or an SQLite file with nothing in it.
+    Nothing,
+    /// A locklab database, open read-only; its header was read in one
+    /// read transaction.
+    Ours { conn: Connection, version: u32 },
+    /// A file with locklab's mark that a read-only connection cannot read
+    /// as it is: an interrupted write to roll back, or a WAL database whose
+    /// directory this user cannot write.
+    Unread { wal: bool, why: String },
+}
+
+/// The SQLite header of a file, read as plain bytes.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Decides, without writing anything (not even a -journal, -wal or -shm
+/// file), whether `path` is a locklab database this build can read.
+/// Refuses anything else with an input error; nothing is changed.
+fn inspect(path: &Path, latest: u32) -> Result<Found> {
+    use std::io::Read;
+    let shown = path.display();
+    let mut head = Vec::with_capacity(100);
+    match std::fs::File::open(path) {
+        Ok(f) => f.take(100).read_to_end(&mut head),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| LabError::input(format!("{shown}: cannot read it: {e}")))?;
+    if head.is_empty() {
+        return Ok(Found::Nothing);
+    }
+    if head.len() < 100 || !head.starts_with(SQLITE_MAGIC) {
+        return Err(LabError::input(format!(
+            "{shown}: not a locklab database (not SQLite); nothing was changed"
+        )));
+    }
+    let app = i32::from_be_bytes([head[68], head[69], head[70], head[71]]);
+    // Bytes 18 and 19 are 2 in WAL mode. A locklab database is marked before
+    // it ever goes to WAL, so its file carries the mark even while newer
+    // pages are in the -wal file; a WAL file without it is another
+    // program's, and even a read-only connection would create its -shm.
+    let wal = head[18] == 2 || head[19] == 2;
+    if wal && app != APPLICATION_ID {
+        return Err(LabError::input(format!(
+            "{shown}: not a locklab database: an SQLite file of another program (in WAL mode); \
+             nothing was changed"
+        )));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| read_err(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| read_err(path, e))?;
+    match read_header_snapshot(&conn) {
+        Ok(h) => {
+            refuse_foreign(path, &h, latest)?;
+            if h.application_id == 0 && h.user_version == 0 && h.objects.is_empty() {
+                Ok(Found::Nothing)
+            } else {
+                Ok(Found::Ours {
+                    conn,
+                    version: h.user_version,
+                })
+            }
+        }
+        Err(e)
+            if e.sqlite_error_code() == Some(ErrorCode::ReadOnly)
+                || e.sqlite_error_code() == Some(ErrorCode::CannotOpen) =>
+        {
+            if app == APPLICATION_ID {
+                return Ok(Found::Unread {
+                    wal,
+                    why: sql_text(&e),
+                });
+            }
+            Err(LabError::input(format!(
+                "{shown}: not a locklab database: an SQLite file without locklab's mark that \
+                 cannot be read without changing it (another program's interrupted write: {}); \
+                 nothing was changed",
+                sql_text(&e)
+            )))
+        }
+        Err(e) => Err(read_err(path, e)),
+    }
+}
+
+/// `path` with `suffix` appended to its file name (`-wal`, `-journal`).
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// A read-only connection that takes the file as immutable: SQLite then
+/// needs no -shm file, and no lock. Only for a file no one has open to write.
+fn open_immutable(path: &Path) -> rusqlite::Result<Connection> {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags)
+}
+
+/// Refuses a path no database can be at: empty, a directory, or in a
+/// directory that does not exist.
+fn check_location(path: &Path) -> Result<()> {
+    let shown = path.display();
+    if path.as_os_str().is_empty() {
+        return Err(LabError::input(
+            "the database path is empty; give a file path such as locklab.db",
+        ));
+    }
+    if path.is_dir() {
+        return Err(LabError::input(format!(
+            "{shown}: is a directory; give a database file path"
+        )));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.exists() {
+            return Err(LabError::input(format!(
+                "{shown}: directory {} does not exist",
+                parent.display()
+            )));
+        }
+        if !parent.is_dir() {
+            return Err(LabError::input(format!(
+                "{shown}: {} is not a directory",
+                parent.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An error reading a file that may not be a database at all.
+fn read_err(path: &Path, e: rusqlite::Error) -> LabError {
+    let shown = path.display();
+    let text = sql_text(&e);
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => LabError::input(format!(
+            "{shown}: not a locklab database (not SQLite): {text}; nothing was changed"
+        )),
+        Some(ErrorCode::DatabaseCorrupt) => LabError::input(format!(
+            "{shown}: the database is corrupt: {text}; nothing was changed"
+        )),
+        _ => LabError::input(format!(
+            "{shown}: cannot read the database: {text}{}",
+            hint(&e)
+        )),
+    }
+}
+
+/// An SQLite error on one line and without the statement: an error in a
+/// statement (a column an old or damaged file lacks) would otherwise quote
+/// the whole SQL, schema and line breaks included.
+fn sql_text(e: &rusqlite::Error) -> String {
+    let text = match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        e => e.to_string(),
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn read_header(conn: &Connection) -> rusqlite::Result<Header> {
@@ -624,13 +913,19 @@ fn no_run(path: &Path, run: i64) -> LabError {
 }
 
 fn write_err(path: &Path, what: &str, e: rusqlite::Error) -> LabError {
-    LabError::input(format!("{}: {what}: {e}{}", path.display(), hint(&e)))
+    LabError::input(format!(
+        "{}: {what}: {}{}",
+        path.display(),
+        sql_text(&e),
+        hint(&e)
+    ))
 }
 
 /// What the user can do about an SQLite error, if there is something.
 fn hint(e: &rusqlite::Error) -> &'static str {
     match e.sqlite_error_code() {
-        // WAL needs its -wal and -shm files beside the database even to read.
+        // WAL (an older build's) needs its -wal and -shm files beside the
+        // database even to read.
         Some(ErrorCode::ReadOnly) => " (the file or its directory is read-only)",
         Some(ErrorCode::CannotOpen) => " (is the directory writable?)",
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => {
@@ -690,6 +985,8 @@ mod tests {
             p99_ns: 1_200,
             p999_ns: 15_000,
             max_ns: u64::MAX,
+            censored: 3,
+            censored_ns: 2_000_000,
             hash: None,
             ipc: None,
             sim: None,
@@ -754,7 +1051,8 @@ mod tests {
             runs,
             vec![RunSummary {
                 meta: expected,
-                points: 3
+                points: 3,
+                problem: None,
             }]
         );
     }
@@ -1236,7 +1534,7 @@ mod tests {
         assert_eq!(header(&db(&dir)).1, 4);
         let mut store = Store::open(&db(&dir)).unwrap();
         assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 5);
+        assert_eq!(SCHEMA_VERSION, 6);
         let (meta4, points) = store.load(1).unwrap();
         assert!(meta4.complete);
         assert_eq!(meta4.machine.c2c_round_trip_ns, Some(80.5));
@@ -1355,7 +1653,7 @@ mod tests {
             (ANY, ANY, any::<u64>(), ANY, ANY),
             proptest::collection::vec(any::<u64>(), 0..9),
             ANY,
-            any::<[u64; 4]>(),
+            any::<[u64; 6]>(),
             proptest::option::of(any::<([u64; 3], Option<u64>)>()),
             proptest::option::of(any::<[u64; 10]>()),
             proptest::option::of(any_sim()),
@@ -1383,6 +1681,8 @@ mod tests {
                     p99_ns: p[1],
                     p999_ns: p[2],
                     max_ns: p[3],
+                    censored: p[4],
+                    censored_ns: p[5],
                     hash: hash.map(|([lookups, updates, backlog], mem)| HashMetrics {
                         lookups,
                         updates,

@@ -8,7 +8,9 @@
 //! of two critical sections breaks one of these and is counted as a
 //! violation; a final count that differs from the number of acquisitions is
 //! a lost update. A watchdog ends the run as hung if no thread acquires the
-//! lock for `watchdog_s` seconds.
+//! lock for `watchdog_s` seconds, or if the threads still waiting when the
+//! run ends cannot all get the lock once within `watchdog_s` (so a run ends
+//! within about its length plus twice the watchdog, at any thread count).
 //!
 //! Reader-writer locks ([`run_rw`]) get the same writers plus readers (a
 //! share of `read_pct` of the operations): a reader counts itself in on
@@ -17,8 +19,9 @@
 //! writer checks that no reader is inside. The report also gives the most
 //! readers seen inside together, which shows whether readers really share.
 
-use crate::clock::{ns_to_ticks, spin_ticks, ticks, ticks_to_ns};
+use crate::clock::{ns_to_ticks, spin_ticks, ticks};
 use crate::lablock::{LabLock, LabRwLock};
+use crate::measure::{Measured, Phase, Window};
 use crate::results::jain;
 use crossbeam_utils::CachePadded;
 use rand::rngs::SmallRng;
@@ -26,7 +29,7 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Parameters of a torture run.
@@ -59,15 +62,18 @@ pub struct TortureReport {
     /// Most readers seen inside together (reader-writer locks; 0 for
     /// mutexes).
     pub max_readers: u64,
-    /// Acquisitions per thread.
+    /// Acquisitions per thread in the window (from the moment every thread
+    /// ran to the end of the run; `acquisitions` counts every one).
     pub per_thread: Vec<u64>,
     /// Jain's fairness index of `per_thread`.
     pub jain: f64,
-    /// The longest any thread waited to acquire, ns.
+    /// The longest any thread waited to acquire in the window, ns (a wait
+    /// still open at its closing counts with what it had lasted).
     pub longest_wait_ns: u64,
-    /// Whether the watchdog fired (no acquisition for `watchdog_s`).
+    /// Whether the watchdog fired (no acquisition for `watchdog_s`, or
+    /// waiters not drained within `watchdog_s` of the run's end).
     pub hung: bool,
-    /// Wall-clock seconds the run took.
+    /// Seconds the window lasted.
     pub wall_s: f64,
 }
 
@@ -165,43 +171,45 @@ fn reading<L>(s: &Shared<L>, pause_ticks: u64, yield_now: bool) {
     s.readers.fetch_sub(1, Ordering::Relaxed);
 }
 
-/// One operation of a torture thread: acquire, run a checked section,
-/// release; notes the wait in `longest` (ticks) and says whether it wrote.
-type Op<L> = fn(&Shared<L>, u64, &mut SmallRng, &mut u64) -> bool;
+/// One operation of a torture thread whose wait began at the given tick:
+/// acquire, run a checked section, release. Returns whether it wrote and
+/// the tick at which it acquired.
+type Op<L> = fn(&Shared<L>, u64, &mut SmallRng, u64) -> (bool, u64);
 
 /// Tortures a fresh mutex `L`. Never hangs itself: a hung lock's threads are
 /// left behind (still spinning or sleeping) and the report says `hung`.
 pub fn run<L: LabLock>(cfg: &TortureConfig) -> TortureReport {
-    drive(cfg, L::new(), |s, me, rng, longest| {
+    drive(cfg, L::new(), |s, me, rng, _t0| {
         let pause = ns_to_ticks(rng.random_range(0..200));
         let yield_now = rng.random_ratio(1, 64);
-        let t0 = ticks();
-        s.lock.with(|| {
-            *longest = (*longest).max(ticks().saturating_sub(t0));
+        let t1 = s.lock.with(|| {
+            let t1 = ticks();
             critical(s, me, pause, yield_now);
+            t1
         });
-        true
+        (true, t1)
     })
 }
 
 /// Tortures a fresh reader-writer lock `L` with `cfg.read_pct` % reads.
 pub fn run_rw<L: LabRwLock>(cfg: &TortureConfig) -> TortureReport {
-    drive(cfg, L::new(), |s, me, rng, longest| {
+    drive(cfg, L::new(), |s, me, rng, _t0| {
         let pause = ns_to_ticks(rng.random_range(0..200));
         let yield_now = rng.random_ratio(1, 64);
-        let t0 = ticks();
         if rng.random_range(0..100) < s.read_pct {
-            s.lock.read(|| {
-                *longest = (*longest).max(ticks().saturating_sub(t0));
+            let t1 = s.lock.read(|| {
+                let t1 = ticks();
                 reading(s, pause, yield_now);
+                t1
             });
-            false
+            (false, t1)
         } else {
-            s.lock.write(|| {
-                *longest = (*longest).max(ticks().saturating_sub(t0));
+            let t1 = s.lock.write(|| {
+                let t1 = ticks();
                 critical(s, me, pause, yield_now);
+                t1
             });
-            true
+            (true, t1)
         }
     })
 }
@@ -225,61 +233,88 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
         read_pct: cfg.read_pct.min(100),
         stop: AtomicBool::new(false),
     });
-    let start = Arc::new(Barrier::new(n + 1));
+    // The threads are timed through the lab's window: it opens when every
+    // thread runs and closes at the end of the run; each thread's
+    // acquisitions and waits in it are what the report's per-thread
+    // counts and longest wait describe (the checks count every
+    // acquisition, before, in and after the window).
+    let window = Arc::new(Window::new(n));
     let handles: Vec<_> = (0..n)
         .map(|i| {
-            let (s, start) = (shared.clone(), start.clone());
+            let (s, window) = (shared.clone(), window.clone());
             std::thread::Builder::new()
                 .name(format!("torture-{i}"))
                 .spawn(move || {
                     let mut rng = SmallRng::seed_from_u64(0x70e7 + i as u64);
                     let me = i as u64 + 1;
-                    let mut longest = 0u64;
-                    start.wait();
-                    while !s.stop.load(Ordering::Relaxed) {
-                        if op(&s, me, &mut rng, &mut longest) {
+                    let mut rec = window.enter(i);
+                    loop {
+                        let t0 = ticks();
+                        if s.stop.load(Ordering::Relaxed) || rec.phase(t0) == Phase::Closed {
+                            break;
+                        }
+                        let (wrote, t1) = op(&s, me, &mut rng, t0);
+                        if wrote {
                             s.writes.fetch_add(1, Ordering::Relaxed);
                         }
                         s.counts[i].fetch_add(1, Ordering::Relaxed);
+                        if !rec.op(t0, t1) {
+                            break;
+                        }
                         spin_ticks(ns_to_ticks(rng.random_range(0..400)));
                     }
-                    longest
+                    rec.finish()
                 })
                 .expect("spawning a torture thread")
         })
         .collect();
 
-    start.wait();
-    let t = Instant::now();
     let total = |s: &Shared<L>| {
         s.counts
             .iter()
             .map(|c| c.load(Ordering::Relaxed))
             .sum::<u64>()
     };
-    let mut last = (0u64, Instant::now());
     let mut hung = false;
-    let end = Duration::from_secs_f64(cfg.secs);
     let watchdog = Duration::from_secs_f64(cfg.watchdog_s);
-    while t.elapsed() < end && !crate::interrupt::requested() {
+    // Every thread must get running; one that cannot is a hang too.
+    let t = Instant::now();
+    while !window.wait_running_for(Duration::from_millis(20)) {
+        if t.elapsed() >= watchdog || crate::interrupt::requested() {
+            hung = !crate::interrupt::requested();
+            break;
+        }
+    }
+    let (open, _) = window.open_now();
+    let t = Instant::now();
+    let mut last = (total(&shared), Instant::now());
+    let end = Duration::from_secs_f64(cfg.secs);
+    while !hung && t.elapsed() < end && !crate::interrupt::requested() {
         std::thread::sleep(Duration::from_millis(20).min(end));
         let now = total(&shared);
         if now != last.0 {
             last = (now, Instant::now());
         } else if last.1.elapsed() >= watchdog {
             hung = true;
-            break;
         }
     }
+    let (close, _) = window.close_now();
     shared.stop.store(true, Ordering::Relaxed);
-    // Threads still waiting for the lock must get it once to see `stop`.
-    let mut longest = 0;
+    // Threads still waiting for the lock must get it once to see the
+    // closing. They get one watchdog period in all for it, progress or
+    // not, so that a run ends in bounded time whatever the thread count (a
+    // FIFO spin lock with hundreds of threads on a few cores hands over a
+    // few times a second; its queue would drain for minutes).
+    let mut measured: Vec<Measured> = Vec::new();
     let mut pending = handles;
+    let closed_at = Instant::now();
     let mut drained_at = (total(&shared), Instant::now());
     while !pending.is_empty() {
         let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
         for h in done {
-            longest = longest.max(h.join().unwrap_or(0));
+            if let Ok(m) = h.join() {
+                measured.push(m);
+            }
         }
         pending = rest;
         if pending.is_empty() {
@@ -293,14 +328,15 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
             // Leave the stuck threads behind; they only hold Arcs.
             break;
         }
+        if closed_at.elapsed() >= watchdog {
+            hung = true;
+            break;
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let per_thread: Vec<u64> = shared
-        .counts
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed))
-        .collect();
-    let acquisitions: u64 = per_thread.iter().sum();
+    let lat = crate::measure::latency(&measured).unwrap_or_default();
+    let per_thread: Vec<u64> = measured.iter().map(|m| m.ops).collect();
+    let acquisitions = total(&shared);
     let lost_updates = if hung {
         0 // threads may still be inside; the count is not final
     } else {
@@ -317,8 +353,8 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
         max_readers: shared.max_readers.load(Ordering::Relaxed),
         jain: jain(&per_thread),
         per_thread,
-        longest_wait_ns: ticks_to_ns(longest),
+        longest_wait_ns: lat.max_ns.max(lat.censored_ns),
         hung,
-        wall_s: t.elapsed().as_secs_f64(),
+        wall_s: crate::measure::ticks_to_s(close - open),
     }
 }

@@ -464,6 +464,15 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["model", "fit", "--csv", &good, "--delay", "-1"],
             "delay '-1' is out of range".into(),
         ),
+        // What only --run uses is refused with --csv, not ignored.
+        (
+            vec!["model", "fit", "--csv", &good, "--variant", "bkl(tas)"],
+            "--variant is for --run".into(),
+        ),
+        (
+            vec!["model", "fit", "--csv", &good, "--delay-ns", "250"],
+            "--delay-ns is for --run".into(),
+        ),
     ];
     for (args, needle) in &cases {
         assert_bad_input(&locklab(dir, args), needle);
@@ -471,4 +480,16 @@ fn bad_input_is_one_line_and_exit_2() {
     let o = locklab(dir, &["model", "fit", "--csv", &good, "--first", "29"]);
     assert!(stderr(&o).contains("has only 28 distinct core counts"));
     assert!(!dir.join("t.db").exists());
+}
+
+#[test]
+fn fit_run_on_a_database_that_does_not_exist_says_so_and_creates_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    for run in ["1", "last"] {
+        assert_bad_input(
+            &locklab(d.path(), &["model", "fit", "--run", run]),
+            "t.db: no such database (the file does not exist); nothing was created",
+        );
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }

@@ -147,6 +147,19 @@ fn bad_scenario_files_name_the_file_and_the_field() {
             format!("[host]\ntick_us = 1\n{vm}"),
             "host.tick_us",
         ),
+        // Phases too short for simulated time to advance: each of these
+        // simulated for good (a fixed 0.4 ns rounds to no time at all) or
+        // for hours.
+        (
+            "subns.toml",
+            "[[vm]]\nworkload = \"pi\"\nuser = 0.4\n".to_string(),
+            "vm[0].user: const:0.4 is shorter than the simulator's step of 1 ns",
+        ),
+        (
+            "tiny.toml",
+            format!("{vm}user = 1\nkernel = 1\nhold = 1\n"),
+            "vm[0]: a cycle of the workload (user + sections × (kernel + hold) + think) lasts 5 ns",
+        ),
     ];
     for (name, text, needle) in cases {
         let path = scenario(d.path(), name, &text);
@@ -171,8 +184,7 @@ fn bad_scenario_files_name_the_file_and_the_field() {
 #[test]
 fn a_rejected_command_leaves_an_existing_database_unchanged() {
     let (d, db) = tmp();
-    let o = locklab(&db, &["runs"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    drop(locklab_lab::store::Store::open(&db).unwrap());
     let before = std::fs::read(&db).unwrap();
     let path = scenario(
         d.path(),
@@ -358,4 +370,58 @@ fn a_scenario_file_runs() {
     assert_eq!(policies, ["none", "dtcs"]);
     assert_eq!(v["params"]["scenario"]["host"]["pcpus"], 2);
     assert_eq!(v["seed_004"], Value::Array(vec![]));
+}
+
+/// One Ctrl-C stops a simulation in progress (one that would run for
+/// hours) promptly; the run stays stored, marked incomplete.
+#[test]
+fn one_ctrl_c_stops_a_running_simulation() {
+    use std::time::{Duration, Instant};
+    let (_d, db) = tmp();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("--db")
+        .arg(&db)
+        .args(refs(&sim(&[
+            "--experiment",
+            "performance",
+            "--policies",
+            "none",
+            "--secs",
+            "3000",
+            "--threads",
+            "1",
+        ])))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run is stored before the first simulation starts; a moment more
+    // and a worker is inside one.
+    let t = Instant::now();
+    while !stdout(&locklab(&db, &["runs", "--json"])).contains("sim lhp") {
+        assert!(t.elapsed() < Duration::from_secs(120), "no run stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    // Simulating 3000 s takes hours; a stop that waits for the simulation
+    // to end would not come within a minute.
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("Ctrl-C did not stop the simulation within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&ok(&locklab(&db, &["show", "last", "--json"]))).unwrap();
+    assert_eq!(v["run"]["complete"], false, "{v}");
 }

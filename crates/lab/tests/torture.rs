@@ -300,3 +300,64 @@ fn rcu_torture_reports_a_hang_instead_of_hanging() {
         "the watchdog should end the run long before --secs"
     );
 }
+
+mod common;
+
+/// `--read-pct` means something only where a reader-writer lock is
+/// tortured: with mutexes alone it is refused, not ignored.
+#[test]
+fn read_pct_without_a_reader_writer_lock_is_refused() {
+    let (_d, db) = common::tmp();
+    for locks in ["ttas", "tas,mcs"] {
+        common::assert_bad_input(
+            &common::locklab(
+                &db,
+                &[
+                    "torture",
+                    "--locks",
+                    locks,
+                    "--read-pct",
+                    "50",
+                    "--secs",
+                    "0.01",
+                ],
+            ),
+            &format!("--read-pct 50 is for reader-writer locks, and --locks {locks} names none"),
+        );
+    }
+    // With one reader-writer lock among them it is taken.
+    let o = common::locklab(
+        &db,
+        &[
+            "torture",
+            "--locks",
+            "ttas,rwsem",
+            "--read-pct",
+            "50",
+            "--secs",
+            "0.05",
+            "--threads",
+            "2",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+}
+
+/// A watchdog shorter than a few scheduler periods would take threads
+/// waiting for a CPU for a hang: the floor is named with the value.
+#[test]
+fn the_watchdog_has_a_floor() {
+    let (_d, db) = common::tmp();
+    for bad in ["0.001", "0.5", "0"] {
+        common::assert_bad_input(
+            &common::locklab(&db, &["torture", "--watchdog", bad]),
+            &format!("'{bad}' seconds is out of range for the watchdog: allowed 1 to 3600"),
+        );
+        common::assert_bad_input(
+            &common::locklab(&db, &["torture", "--rcu", "--watchdog", bad]),
+            &format!("'{bad}' seconds is out of range"),
+        );
+    }
+    assert!(!db.exists());
+}

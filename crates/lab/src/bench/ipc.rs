@@ -16,8 +16,9 @@
 //! After every repetition the kernel's invariants are checked; a broken one
 //! fails the run.
 
-use crate::clock::{ns_to_ticks, process_cpu_s, ticks};
+use crate::clock::ns_to_ticks;
 use crate::error::{LabError, Result};
+use crate::measure::{settle_for, Hooks, Window};
 use crate::results::{IpcMetrics, Rep};
 use locklab_kernel::cc::{Bkl, Concurrency, Elide, Fine, NoLock};
 use locklab_kernel::check::{check_kernel, check_programs};
@@ -25,7 +26,7 @@ use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
 use serde::Serialize;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Which measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -135,23 +136,6 @@ fn system(pt: &IpcPoint) -> System {
     }
 }
 
-/// How long a repetition warms up before its window opens.
-fn warm_up(secs: f64) -> Duration {
-    Duration::from_secs_f64((secs / 5.0).clamp(0.005, 0.1))
-}
-
-/// Sleeps `d`, waking early on Ctrl-C.
-fn sleep_interruptible(d: Duration) {
-    let end = Instant::now() + d;
-    while !crate::interrupt::requested() {
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(20)));
-    }
-}
-
 /// One repetition of `pt` under variant `C`.
 pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Result<Rep, String> {
     let sys = system(pt);
@@ -163,21 +147,35 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
     let k = Arc::new(Kernel::boot(C::make(), &sys, kcfg).map_err(|e| e.0)?);
     let ncpu = crate::bench::spin::cores();
     let pin = cfg.pin;
-    let on_start = Arc::new(move |core: u32| {
-        if pin {
-            // Best effort, as for the other benchmarks.
-            crate::machine::pin(core as usize % ncpu);
-        }
-    });
-    let window = Duration::from_secs_f64(cfg.secs);
-    let ((wall, span, cpu, per_core), run) = k
+    // Every emulated core's thread enters the window before its loop, so
+    // the window opens only when every core runs, after a settle period
+    // (the warm-up, on this kernel), and each core's CPU time is read at
+    // the instants the kernel's counters are snapshot.
+    let window = Arc::new(Window::new(sys.cores as usize));
+    let on_start = {
+        let window = Arc::clone(&window);
+        Arc::new(move |core: u32| {
+            if pin {
+                // Best effort, as for the other benchmarks.
+                crate::machine::pin(core as usize % ncpu);
+            }
+            window.enter_thread(core as usize);
+        })
+    };
+    let ((span, per_core), run) = k
         .run(sys.programs(), on_start, Duration::from_secs(10), |m| {
-            sleep_interruptible(warm_up(cfg.secs));
-            let (w0, t0, c0, s0) = (Instant::now(), ticks(), process_cpu_s(), m.per_core());
-            sleep_interruptible(window);
-            let (s1, c1, t1, w1) = (m.per_core(), process_cpu_s(), ticks(), Instant::now());
+            let (mut s0, mut s1) = (Vec::new(), Vec::new());
+            let span = window.measure(
+                settle_for(cfg.secs),
+                cfg.secs,
+                Hooks {
+                    at_open: Some(&mut || s0 = m.per_core()),
+                    at_close: Some(&mut || s1 = m.per_core()),
+                    during: None,
+                },
+            );
             let per_core: Vec<CoreStats> = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
-            (w1 - w0, t1.wrapping_sub(t0), c1 - c0, per_core)
+            (span, per_core)
         })
         .map_err(|h| format!("{}: {h}", k.variant()))?;
     let v = check_kernel(&k);
@@ -192,13 +190,13 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
         .iter()
         .copied()
         .fold(CoreStats::default(), CoreStats::plus);
-    let wall_s = wall.as_secs_f64();
+    let wall_s = span.wall_s;
     let thread_ops: Vec<u64> = per_core.iter().map(|c| c.syscalls).collect();
     let ipcs = total.syscalls;
     Ok(Rep {
         rep: 0,
         wall_s,
-        cpu_s: cpu,
+        cpu_s: span.cpu_total_s(),
         total_ops: ipcs,
         throughput_ops_s: ipcs as f64 / wall_s,
         // Time one core spends per one-way IPC.
@@ -213,9 +211,11 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
         p99_ns: 0,
         p999_ns: 0,
         max_ns: 0,
+        censored: 0,
+        censored_ns: 0,
         hash: None,
         ipc: Some(IpcMetrics {
-            ticks: span,
+            ticks: span.close - span.open,
             transfers: total.transfers,
             switches: total.switches,
             holds: total.holds,

@@ -1,8 +1,9 @@
 //! The benchmarks and the loop that runs their points: repetitions of every
-//! lock interleaved (so drift on a shared machine hits all locks alike), a
-//! warm-up per point, progress with an ETA, and each finished point handed
-//! to a sink (the results store) at once, so an interrupted sweep keeps what
-//! it finished.
+//! lock interleaved (so drift on a shared machine hits all locks alike),
+//! each repetition measured by [`crate::measure`] (its own warm-up on its
+//! own lock and threads, then one window), progress with an ETA, and each
+//! finished point handed to a sink (the results store) at once, so an
+//! interrupted sweep keeps what it finished.
 
 pub mod hash;
 pub mod ipc;
@@ -11,13 +12,15 @@ pub mod uncontended;
 pub mod workload;
 
 use crate::error::{LabError, Result};
+use crate::measure::{Measured, Span};
 use crate::peers::{Floor, Floor2Rmw};
 use crate::registry::Entry;
 use crate::results::{Point, Rep};
 use hash::strategies::Strategy;
 use hash::HashConfig;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use spin::SpinConfig;
+
+pub use crate::progress::Progress;
 
 /// The contention sweep: every lock at every thread count.
 pub struct SpinPlan {
@@ -35,7 +38,7 @@ pub struct SpinPlan {
 }
 
 /// One repetition of the uncontended benchmark for one lock.
-pub type UncontendedRep = fn(&uncontended::Config) -> Rep;
+pub type UncontendedRep = fn(&uncontended::Config) -> std::result::Result<Rep, String>;
 
 /// The references every uncontended comparison measures besides the locks:
 /// the physical floor (which ratios refer to) and the two-RMW floor.
@@ -62,7 +65,8 @@ impl SpinPlan {
 
     /// Rough duration in seconds, for progress and planning.
     pub fn estimate_s(&self) -> f64 {
-        self.units() as f64 * self.cfg.secs * 1.1
+        let settle = crate::measure::settle_for(self.cfg.secs).as_secs_f64();
+        self.units() as f64 * (self.cfg.secs + settle) * 1.1
     }
 }
 
@@ -73,73 +77,22 @@ impl UncontendedPlan {
     }
 }
 
-/// Progress on stderr: a bar with ETA on a terminal, nothing otherwise.
-pub struct Progress(ProgressBar);
-
-impl Progress {
-    /// A bar for `total` repetitions; hidden when `quiet` or stderr is not a terminal.
-    pub fn new(total: u64, quiet: bool) -> Self {
-        Self::counting(total, quiet, "reps")
-    }
-
-    /// A bar for `total` things called `unit` (`simulations`).
-    pub fn counting(total: u64, quiet: bool, unit: &str) -> Self {
-        let target = if quiet {
-            ProgressDrawTarget::hidden()
-        } else {
-            ProgressDrawTarget::stderr()
-        };
-        let bar = ProgressBar::with_draw_target(Some(total), target);
-        bar.set_style(
-            ProgressStyle::with_template(&format!(
-                "{{elapsed:>4}} [{{bar:30}}] {{pos}}/{{len}} {unit}, ETA {{eta}}  {{msg}}"
-            ))
-            .expect("the template is valid (units have no braces)")
-            .progress_chars("=> "),
-        );
-        Progress(bar)
-    }
-
-    pub(crate) fn step(&self, msg: String) {
-        self.0.set_message(msg);
-    }
-
-    pub(crate) fn done_one(&self) {
-        self.0.inc(1);
-    }
-
-    /// Removes the bar.
-    pub fn finish(&self) {
-        self.0.finish_and_clear();
-    }
-}
-
-/// One repetition from what its threads measured: operations per thread,
-/// CPU seconds, and latency samples in TSC ticks (merged here).
-fn rep_of<'h>(
-    wall_s: f64,
-    cpu_s: f64,
-    thread_ops: Vec<u64>,
-    hists: impl Iterator<Item = &'h hdrhistogram::Histogram<u64>>,
+/// One repetition from its window and what its workers measured in it:
+/// operations per worker, CPU seconds and latencies over the same window.
+/// `Err` names a latency beyond the histograms' range.
+pub(crate) fn rep_of(
+    span: &Span,
+    measured: &[Measured],
     hash: Option<crate::results::HashMetrics>,
-) -> Rep {
-    use crate::clock::ticks_to_ns;
-    let mut hist = hdrhistogram::Histogram::<u64>::new(2).expect("valid");
-    for h in hists {
-        hist.add(h).expect("histograms with auto-resize always add");
-    }
-    let q = |p: f64| {
-        if hist.is_empty() {
-            0
-        } else {
-            ticks_to_ns(hist.value_at_quantile(p))
-        }
-    };
+) -> std::result::Result<Rep, String> {
+    let lat = crate::measure::latency(measured)?;
+    let thread_ops: Vec<u64> = measured.iter().map(|m| m.ops).collect();
     let total_ops: u64 = thread_ops.iter().sum();
-    Rep {
+    let wall_s = span.wall_s;
+    Ok(Rep {
         rep: 0,
         wall_s,
-        cpu_s,
+        cpu_s: span.cpu_total_s(),
         total_ops,
         throughput_ops_s: total_ops as f64 / wall_s,
         ns_per_op: if total_ops == 0 {
@@ -149,18 +102,16 @@ fn rep_of<'h>(
         },
         jain: crate::results::jain(&thread_ops),
         thread_ops,
-        p50_ns: q(0.5),
-        p99_ns: q(0.99),
-        p999_ns: q(0.999),
-        max_ns: if hist.is_empty() {
-            0
-        } else {
-            ticks_to_ns(hist.max())
-        },
+        p50_ns: lat.p50_ns,
+        p99_ns: lat.p99_ns,
+        p999_ns: lat.p999_ns,
+        max_ns: lat.max_ns,
+        censored: lat.censored,
+        censored_ns: lat.censored_ns,
         hash,
         ipc: None,
         sim: None,
-    }
+    })
 }
 
 fn stamp(mut reps: Vec<Rep>) -> Vec<Rep> {
@@ -183,7 +134,11 @@ pub fn run_uncontended(
     for _ in 0..plan.reps {
         for ((name, run), reps) in UNCONTENDED_REFERENCES.iter().zip(&mut references) {
             progress.step(format!("uncontended: {name}"));
-            reps.push(run(&plan.cfg));
+            let r = run(&plan.cfg);
+            if crate::interrupt::requested() {
+                return Ok(false);
+            }
+            reps.push(r.map_err(|e| LabError::failed(format!("bench uncontended: {name}: {e}")))?);
             progress.done_one();
         }
         for (i, e) in plan.locks.iter().enumerate() {
@@ -191,7 +146,13 @@ pub fn run_uncontended(
                 return Ok(false);
             }
             progress.step(format!("uncontended: {}", e.info.name));
-            per_lock[i].push((e.uncontended)(&plan.cfg));
+            let r = (e.uncontended)(&plan.cfg);
+            if crate::interrupt::requested() {
+                return Ok(false);
+            }
+            per_lock[i].push(r.map_err(|err| {
+                LabError::failed(format!("bench uncontended: {}: {err}", e.info.name))
+            })?);
             progress.done_one();
         }
     }
@@ -218,18 +179,7 @@ pub fn run_spin(
     sink: &mut dyn FnMut(Point) -> Result<()>,
 ) -> Result<bool> {
     let params = serde_json::to_value(&plan.cfg).expect("config serialises");
-    let warm = SpinConfig {
-        secs: (plan.cfg.secs / 5.0).min(0.1),
-        ..plan.cfg.clone()
-    };
     for &threads in &plan.threads {
-        for e in &plan.locks {
-            if crate::interrupt::requested() {
-                return Ok(false);
-            }
-            progress.step(format!("warm-up {} × {threads}", e.info.name));
-            (e.spin)(&warm, threads);
-        }
         let mut per_lock: Vec<Vec<Rep>> = vec![Vec::new(); plan.locks.len()];
         for rep in 0..plan.reps {
             for (i, e) in plan.locks.iter().enumerate() {
@@ -246,7 +196,12 @@ pub fn run_spin(
                 if crate::interrupt::requested() {
                     return Ok(false);
                 }
-                per_lock[i].push(r);
+                per_lock[i].push(r.map_err(|err| {
+                    LabError::failed(format!(
+                        "bench {}: {} × {threads} threads: {err}",
+                        plan.bench, e.info.name
+                    ))
+                })?);
                 progress.done_one();
             }
         }
@@ -306,10 +261,6 @@ pub fn run_hash(
     progress: &Progress,
     sink: &mut dyn FnMut(Point) -> Result<()>,
 ) -> Result<bool> {
-    let warm = HashConfig {
-        secs: (plan.cfg.secs / 5.0).min(0.1),
-        ..plan.cfg.clone()
-    };
     let failed = |s: &Strategy, threads: u32, pct: u32, e: String| {
         LabError::failed(format!(
             "bench hash: {} at {threads} threads and {pct} % updates broke its table: {e}",
@@ -321,13 +272,6 @@ pub fn run_hash(
         params["update_pct"] = pct.into();
         let strategies: Vec<&Strategy> = plan.runs_at(pct).collect();
         for &threads in &plan.threads {
-            for s in &strategies {
-                if crate::interrupt::requested() {
-                    return Ok(false);
-                }
-                progress.step(format!("warm-up {} × {threads}, {pct} % updates", s.name));
-                (s.run)(&warm, threads, pct).map_err(|e| failed(s, threads, pct, e))?;
-            }
             let mut per: Vec<Vec<Rep>> = vec![Vec::new(); strategies.len()];
             for rep in 0..plan.reps {
                 for (i, s) in strategies.iter().enumerate() {
@@ -443,10 +387,6 @@ pub fn run_ipc(
     progress: &Progress,
     sink: &mut dyn FnMut(Point) -> Result<()>,
 ) -> Result<bool> {
-    let warm = ipc::IpcConfig {
-        secs: (plan.cfg.secs / 5.0).min(0.05),
-        ..plan.cfg.clone()
-    };
     for pt in plan.points() {
         let mut params = serde_json::to_value(&plan.cfg).expect("config serialises");
         params["mode"] = pt.mode.name().into();
@@ -459,13 +399,6 @@ pub fn run_ipc(
             pt.delay_ns
         );
         let failed = |e: String| LabError::failed(format!("bench ipc: {at}: {e}"));
-        for v in &variants {
-            if crate::interrupt::requested() {
-                return Ok(false);
-            }
-            progress.step(format!("warm-up {} {at}", v.name));
-            (v.run)(&warm, &pt).map_err(failed)?;
-        }
         let mut per: Vec<Vec<Rep>> = vec![Vec::new(); variants.len()];
         for rep in 0..plan.reps {
             for (i, v) in variants.iter().enumerate() {

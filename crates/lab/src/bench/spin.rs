@@ -5,15 +5,13 @@
 //! acquire-latency distribution and CPU time.
 
 use super::workload::{DelayDist, SharedLines, Work};
-use crate::clock::{thread_cpu_s, ticks};
+use crate::clock::ticks;
 use crate::lablock::LabLock;
+use crate::measure::{settle_for, Hooks, Measured, Phase, Window};
 use crate::results::Rep;
 use crossbeam_utils::CachePadded;
-use hdrhistogram::Histogram;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Parameters of one contention point (all but the thread count).
 #[derive(Debug, Clone, Serialize)]
@@ -50,113 +48,77 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-struct ThreadResult {
-    ops: u64,
-    hist: Histogram<u64>,
-    cpu_s: f64,
-}
-
-/// Sleeps for `d`, waking early if `crate::interrupt` fires.
-fn sleep_interruptible(d: Duration) {
-    let end = Instant::now() + d;
-    loop {
-        let now = Instant::now();
-        if now >= end || crate::interrupt::requested() {
-            return;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(20)));
-    }
-}
-
-/// Runs one repetition with `threads` threads on a fresh lock.
-pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Rep {
+/// Runs one repetition with `threads` threads on a fresh lock: the
+/// threads start together, run a settle period on this lock (the warm-up,
+/// discarded), and are measured over one window ([`crate::measure`]).
+pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String> {
     let n = threads as usize;
-    // The lock and the stop flag each get cache lines of their own: in
-    // small allocations they could share one with each other (a lock of one
-    // byte and a flag of one byte land in the same size class), and every
-    // acquisition would then evict the flag all threads poll, an effect of
-    // the harness that would vary with each lock's size.
-    let lock = Arc::new(CachePadded::new(L::new()));
-    let lines = Arc::new(SharedLines::new(cfg.cs_lines));
-    let stop = Arc::new(CachePadded::new(AtomicBool::new(false)));
-    let start = Arc::new(Barrier::new(n + 1));
+    // The lock and the window each get cache lines of their own: in small
+    // allocations the lock could share one with what every thread polls,
+    // and every acquisition would then evict it, an effect of the harness
+    // that would vary with each lock's size.
+    let lock = CachePadded::new(L::new());
+    let lines = SharedLines::new(cfg.cs_lines);
+    let window = Window::new(n);
     let ncpu = cores();
-    let handles: Vec<_> = (0..n)
-        .map(|i| {
-            let (lock, lines, stop, start) =
-                (lock.clone(), lines.clone(), stop.clone(), start.clone());
-            let cfg = cfg.clone();
-            std::thread::Builder::new()
-                .name(format!("spin-{i}"))
-                .spawn(move || {
-                    if cfg.pin {
-                        // Best effort: an unpinnable thread runs where it may.
-                        crate::machine::pin(i % ncpu);
-                    }
-                    let mut work = Work::new(
-                        cfg.cs_ns,
-                        cfg.delay_ns,
-                        cfg.delay_dist,
-                        0x5eed ^ (i as u64) << 17,
-                    );
-                    let mut hist =
-                        Histogram::<u64>::new(2).expect("2 significant figures is valid");
-                    let mut ops = 0u64;
-                    let stall = Duration::from_nanos(cfg.stall_ns);
-                    let mut until_stall = cfg.stall_every;
-                    start.wait();
-                    let cpu0 = thread_cpu_s();
-                    while !stop.load(Ordering::Relaxed) {
-                        let t0 = ticks();
-                        let stall_now = until_stall == 1;
-                        until_stall = if stall_now {
-                            cfg.stall_every
-                        } else {
-                            until_stall.saturating_sub(1)
-                        };
-                        let t1 = lock.with(|| {
-                            let t1 = ticks();
-                            lines.touch();
-                            work.inside();
-                            if stall_now {
-                                std::thread::sleep(stall);
-                            }
-                            t1
-                        });
-                        // An acquisition that ends after the window closed is
-                        // not part of the measurement.
-                        if stop.load(Ordering::Relaxed) {
-                            break;
+    let (span, measured) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (lock, lines, window) = (&lock, &lines, &window);
+                std::thread::Builder::new()
+                    .name(format!("spin-{i}"))
+                    .spawn_scoped(s, move || {
+                        if cfg.pin {
+                            // Best effort: an unpinnable thread runs where it may.
+                            crate::machine::pin(i % ncpu);
                         }
-                        ops += 1;
-                        hist.saturating_record(t1.saturating_sub(t0));
-                        work.outside();
-                    }
-                    ThreadResult {
-                        ops,
-                        hist,
-                        cpu_s: thread_cpu_s() - cpu0,
-                    }
-                })
-                .expect("spawning a benchmark thread")
-        })
-        .collect();
-    start.wait();
-    let t = Instant::now();
-    sleep_interruptible(Duration::from_secs_f64(cfg.secs));
-    stop.store(true, Ordering::Relaxed);
-    let wall_s = t.elapsed().as_secs_f64();
-    let results: Vec<ThreadResult> = handles
-        .into_iter()
-        .map(|h| h.join().expect("benchmark thread panicked"))
-        .collect();
-    super::rep_of(
-        wall_s,
-        results.iter().map(|r| r.cpu_s).sum(),
-        results.iter().map(|r| r.ops).collect(),
-        results.iter().map(|r| &r.hist),
-        None,
-    )
+                        let mut work = Work::new(
+                            cfg.cs_ns,
+                            cfg.delay_ns,
+                            cfg.delay_dist,
+                            0x5eed ^ (i as u64) << 17,
+                        );
+                        let stall = Duration::from_nanos(cfg.stall_ns);
+                        let mut until_stall = cfg.stall_every;
+                        let mut rec = window.enter(i);
+                        loop {
+                            let t0 = ticks();
+                            if rec.phase(t0) == Phase::Closed {
+                                break;
+                            }
+                            let stall_now = until_stall == 1;
+                            until_stall = if stall_now {
+                                cfg.stall_every
+                            } else {
+                                until_stall.saturating_sub(1)
+                            };
+                            let t1 = lock.with(|| {
+                                let t1 = ticks();
+                                lines.touch();
+                                work.inside();
+                                if stall_now {
+                                    std::thread::sleep(stall);
+                                }
+                                t1
+                            });
+                            if !rec.op(t0, t1) {
+                                break;
+                            }
+                            work.outside();
+                        }
+                        rec.finish()
+                    })
+                    .expect("spawning a benchmark thread")
+            })
+            .collect();
+        let span = window.measure(settle_for(cfg.secs), cfg.secs, Hooks::default());
+        let measured: Vec<Measured> = handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect();
+        (span, measured)
+    });
+    super::rep_of(&span, &measured, None)
 }
 
 #[cfg(test)]
@@ -176,7 +138,7 @@ mod tests {
             stall_every: 0,
             stall_ns: 0,
         };
-        let r = run_rep::<Raw<parking_lot::RawMutex>>(&cfg, 3);
+        let r = run_rep::<Raw<parking_lot::RawMutex>>(&cfg, 3).unwrap();
         assert_eq!(r.thread_ops.len(), 3);
         assert_eq!(r.total_ops, r.thread_ops.iter().sum::<u64>());
         assert!(r.total_ops > 0);

@@ -6,7 +6,9 @@
 //! [`Companion`]): glibc skips the atomic instructions of `pthread_mutex`
 //! while a process is single-threaded, which would flatter that peer.
 
+use crate::clock::ticks;
 use crate::lablock::LabLock;
+use crate::measure::{settle_for, ticks_to_s, Hooks, Window};
 use crate::results::Rep;
 use serde::Serialize;
 use std::hint::black_box;
@@ -58,35 +60,64 @@ fn batch<L: LabLock>(lock: &L, n: u64) {
     }
 }
 
-/// One repetition: ns per acquire+release on a fresh lock.
-pub fn run_rep<L: LabLock>(cfg: &Config) -> Rep {
+/// One repetition: ns per acquire+release on a fresh lock, on a worker
+/// thread measured through [`crate::measure`]. During the settle period
+/// the worker warms the lock up and sizes its batches to about a
+/// twentieth of the window; in the window it runs batch after batch. The
+/// cost is the fastest batch that ran wholly inside the window (on a
+/// shared machine interruptions only ever add time, so the fastest batch
+/// is the least disturbed estimate), or the window's mean where no batch
+/// fitted; throughput and CPU time cover the window itself.
+pub fn run_rep<L: LabLock>(cfg: &Config) -> Result<Rep, String> {
     let lock = L::new();
-    // Warm up and size the batch to ~1/10 of the target time.
-    let mut n = 1_000u64;
-    loop {
-        let t = Instant::now();
-        batch(&lock, n);
-        if t.elapsed() >= Duration::from_secs_f64(cfg.secs / 10.0) || n >= 1 << 34 {
-            break;
-        }
-        n *= 2;
-    }
-    // Best of ten batches: on a shared machine interruptions only ever add
-    // time, so the fastest batch is the least disturbed estimate.
-    let cpu0 = crate::clock::thread_cpu_s();
-    let mut best = f64::INFINITY;
-    let mut wall_s = 0.0;
-    for _ in 0..10 {
-        let t = Instant::now();
-        batch(&lock, n);
-        let s = t.elapsed().as_secs_f64();
-        wall_s += s;
-        best = best.min(s * 1e9 / n as f64);
-    }
-    Rep {
-        ns_per_op: best,
-        ..Rep::one_thread(0, wall_s, crate::clock::thread_cpu_s() - cpu0, n * 10)
-    }
+    let window = Window::new(1);
+    let target = Duration::from_secs_f64(cfg.secs / 20.0);
+    let (span, (measured, best)) = std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("uncontended".into())
+            .spawn_scoped(s, || {
+                let mut rec = window.enter(0);
+                let mut n = 1_000u64;
+                loop {
+                    let t = Instant::now();
+                    batch(&lock, n);
+                    if t.elapsed() >= target || n >= 1 << 34 {
+                        break;
+                    }
+                    n *= 2;
+                }
+                let mut best = f64::INFINITY;
+                loop {
+                    let t0 = ticks();
+                    batch(&lock, n);
+                    let t1 = ticks();
+                    if rec.share(t0, t1) >= 1.0 {
+                        best = best.min(ticks_to_s(t1 - t0) * 1e9 / n as f64);
+                    }
+                    if !rec.batch(n, t0, t1) {
+                        break;
+                    }
+                }
+                (rec.finish(), best)
+            })
+            .expect("spawning the uncontended worker");
+        let span = window.measure(settle_for(cfg.secs), cfg.secs, Hooks::default());
+        (
+            span,
+            worker.join().expect("the uncontended worker panicked"),
+        )
+    });
+    let rep = super::rep_of(&span, std::slice::from_ref(&measured), None)?;
+    // A window too short for one whole batch (a tiny --secs on a busy
+    // machine) still has its mean cost over the window.
+    Ok(Rep {
+        ns_per_op: if best.is_finite() {
+            best
+        } else {
+            rep.ns_per_op
+        },
+        ..rep
+    })
 }
 
 #[cfg(test)]
@@ -97,7 +128,7 @@ mod tests {
     #[test]
     fn measures_a_positive_finite_cost() {
         let _c = Companion::start();
-        let r = run_rep::<Floor>(&Config { secs: 0.02 });
+        let r = run_rep::<Floor>(&Config { secs: 0.02 }).unwrap();
         assert!(r.ns_per_op.is_finite() && r.ns_per_op > 0.0);
         assert_eq!(r.thread_ops, vec![r.total_ops]);
     }

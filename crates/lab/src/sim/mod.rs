@@ -53,19 +53,25 @@ impl SimPlan {
 pub fn run(cli: &Cli, argv: &[String], a: &SimLhpArgs) -> Result<i32> {
     let plan = resolve(a)?;
     let progress = Progress::counting(plan.units(), progress_quiet(cli), "simulations");
-    let r = stored_run(cli, argv, KIND, plan.run_params.clone(), |sink| {
-        let out = runner::run(
-            &plan.setups,
-            plan.threads,
-            locklab_model::lhp::simulate,
-            &progress,
-        )?;
-        progress.finish();
-        for p in runner::points(&out, &plan.point_params) {
-            sink(p)?;
-        }
-        Ok(out.complete)
-    });
+    let r = stored_run(
+        cli,
+        argv,
+        KIND,
+        plan.run_params.clone(),
+        &progress,
+        |sink| {
+            let out = runner::run(
+                &plan.setups,
+                plan.threads,
+                locklab_model::lhp::simulate,
+                &progress,
+            )?;
+            for p in runner::points(&out, &plan.point_params) {
+                sink(p)?;
+            }
+            Ok(out.complete)
+        },
+    );
     progress.finish();
     r
 }

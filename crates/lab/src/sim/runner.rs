@@ -13,7 +13,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
 use locklab_model::lhp::experiment::{plan, tabulate, Job, Role};
@@ -73,12 +73,94 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "no message".to_string())
 }
 
+/// How often the caller's thread looks for Ctrl-C while simulations run.
+const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What the workers share with the caller's thread.
+struct Shared<F> {
+    plans: Vec<Vec<Job>>,
+    work: Vec<(usize, usize)>,
+    many_reps: bool,
+    simulate: F,
+    progress: Progress,
+    done: Mutex<Vec<Vec<Option<Timed>>>>,
+    next: AtomicUsize,
+    stop: AtomicBool,
+    failure: Mutex<Option<LabError>>,
+}
+
+impl<F> Shared<F>
+where
+    F: Fn(&Scenario) -> Result<SimResult, ConfigError>,
+{
+    fn fail(&self, e: LabError) {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(e);
+    }
+
+    /// A worker: takes simulations from the list until it is empty, a
+    /// simulation failed, or the user asked to stop.
+    fn work(&self) {
+        loop {
+            if self.stop.load(Ordering::Relaxed) || crate::interrupt::requested() {
+                return;
+            }
+            let Some(&(r, j)) = self.work.get(self.next.fetch_add(1, Ordering::Relaxed)) else {
+                return;
+            };
+            let job = &self.plans[r][j];
+            let label = if self.many_reps {
+                format!("rep {}: {}", r + 1, job.label)
+            } else {
+                job.label.clone()
+            };
+            self.progress.step(label.clone());
+            let t0 = Instant::now();
+            let c0 = crate::clock::thread_cpu_s();
+            let out = catch_unwind(AssertUnwindSafe(|| (self.simulate)(&job.scenario)));
+            let (wall_s, cpu_s) = (
+                t0.elapsed().as_secs_f64(),
+                crate::clock::thread_cpu_s() - c0,
+            );
+            match out {
+                Ok(Ok(result)) => {
+                    // After Ctrl-C the caller has taken the results and
+                    // left an empty list: a late result goes nowhere.
+                    let mut done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(slot) = done.get_mut(r).and_then(|rep| rep.get_mut(j)) {
+                        *slot = Some(Timed {
+                            result,
+                            wall_s,
+                            cpu_s,
+                        });
+                        self.progress.done_one();
+                    }
+                }
+                Ok(Err(e)) => self.fail(LabError::input(format!(
+                    "simulation `{label}` refused its scenario: {e}"
+                ))),
+                Err(p) => self.fail(LabError::failed(format!(
+                    "simulation `{label}` (seed {}) failed: the simulator panicked: {}",
+                    job.scenario.seed,
+                    panic_text(p.as_ref())
+                ))),
+            }
+        }
+    }
+}
+
 /// Runs every simulation of every setup (one setup per repetition, in
 /// repetition order) on up to `threads` worker threads with `simulate`,
 /// and tabulates each repetition that finished.
+///
+/// Ctrl-C returns within [`POLL`] with the repetitions already whole
+/// (`complete` false): a simulation cannot be cut short from outside and
+/// one can take minutes, so the workers still in one are left to the
+/// process, which ends them as it exits.
 pub fn run<F>(setups: &[Setup], threads: usize, simulate: F, progress: &Progress) -> Result<Outcome>
 where
-    F: Fn(&Scenario) -> Result<SimResult, ConfigError> + Sync,
+    F: Fn(&Scenario) -> Result<SimResult, ConfigError> + Send + Sync + 'static,
 {
     let plans: Vec<Vec<Job>> = setups.iter().map(plan).collect();
     let work: Vec<(usize, usize)> = plans
@@ -86,86 +168,73 @@ where
         .enumerate()
         .flat_map(|(r, jobs)| (0..jobs.len()).map(move |j| (r, j)))
         .collect();
-    let done: Mutex<Vec<Vec<Option<Timed>>>> = Mutex::new(
+    let done = Mutex::new(
         plans
             .iter()
             .map(|jobs| jobs.iter().map(|_| None).collect())
             .collect(),
     );
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let failure: Mutex<Option<LabError>> = Mutex::new(None);
-    let fail = |e: LabError| {
-        stop.store(true, Ordering::Relaxed);
-        let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
-        f.get_or_insert(e);
-    };
     let workers = threads.clamp(1, work.len().max(1));
-    let many_reps = setups.len() > 1;
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for w in 0..workers {
-            let worker = || loop {
-                if stop.load(Ordering::Relaxed) || crate::interrupt::requested() {
-                    return;
-                }
-                let Some(&(r, j)) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                    return;
-                };
-                let job = &plans[r][j];
-                let label = if many_reps {
-                    format!("rep {}: {}", r + 1, job.label)
-                } else {
-                    job.label.clone()
-                };
-                progress.step(label.clone());
-                let t0 = Instant::now();
-                let c0 = crate::clock::thread_cpu_s();
-                let out = catch_unwind(AssertUnwindSafe(|| simulate(&job.scenario)));
-                let (wall_s, cpu_s) = (
-                    t0.elapsed().as_secs_f64(),
-                    crate::clock::thread_cpu_s() - c0,
-                );
-                match out {
-                    Ok(Ok(result)) => {
-                        done.lock().unwrap_or_else(|p| p.into_inner())[r][j] = Some(Timed {
-                            result,
-                            wall_s,
-                            cpu_s,
-                        });
-                        progress.done_one();
-                    }
-                    Ok(Err(e)) => fail(LabError::input(format!(
-                        "simulation `{label}` refused its scenario: {e}"
-                    ))),
-                    Err(p) => fail(LabError::failed(format!(
-                        "simulation `{label}` (seed {}) failed: the simulator panicked: {}",
-                        job.scenario.seed,
-                        panic_text(p.as_ref())
-                    ))),
-                }
-            };
-            if let Err(e) = std::thread::Builder::new()
-                .name(format!("sim-{w}"))
-                .spawn_scoped(s, worker)
-            {
-                if w == 0 {
-                    fail(LabError::failed(format!(
-                        "cannot start a simulation thread: {e}"
-                    )));
-                }
-                break;
-            }
-        }
+    let shared = Arc::new(Shared {
+        many_reps: setups.len() > 1,
+        plans,
+        work,
+        simulate,
+        progress: progress.clone(),
+        done,
+        next: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        failure: Mutex::new(None),
     });
+    let start = Instant::now();
+    // Each worker holds a sender; the channel disconnects when the last
+    // one has returned.
+    let (alive, finished) = mpsc::channel::<()>();
+    let mut started = 0;
+    for w in 0..workers {
+        let (mine, alive) = (Arc::clone(&shared), alive.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("sim-{w}"))
+            .spawn(move || {
+                mine.work();
+                drop(alive);
+            });
+        match spawned {
+            Ok(_) => started += 1,
+            Err(e) if started == 0 => shared.fail(LabError::failed(format!(
+                "cannot start a simulation thread: {e}"
+            ))),
+            Err(_) => break,
+        }
+    }
+    drop(alive);
+    let interrupted = loop {
+        match finished.recv_timeout(POLL) {
+            Err(mpsc::RecvTimeoutError::Disconnected) => break false,
+            _ if crate::interrupt::requested() => {
+                shared.stop.store(true, Ordering::Relaxed);
+                break true;
+            }
+            _ => {}
+        }
+    };
     let wall_s = start.elapsed().as_secs_f64();
-    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    if let Some(e) = shared
+        .failure
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
         return Err(e);
     }
-    let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
-    let complete = done.iter().flatten().all(Option::is_some);
+    let plans = &shared.plans;
+    // The results so far. A worker still in a simulation after Ctrl-C
+    // would store its result in what is left behind, which is not read.
+    let done: Vec<Vec<Option<Timed>>> =
+        std::mem::take(&mut *shared.done.lock().unwrap_or_else(|p| p.into_inner()));
+    let complete = !interrupted && done.iter().flatten().all(Option::is_some);
     let mut reps = Vec::new();
-    for (r, (results, (setup, jobs))) in done.into_iter().zip(setups.iter().zip(&plans)).enumerate()
+    for (r, (results, (setup, jobs))) in done.into_iter().zip(setups.iter().zip(plans)).enumerate()
     {
         let Some(timed) = results.into_iter().collect::<Option<Vec<Timed>>>() else {
             continue;

@@ -206,6 +206,10 @@ pub fn parse(text: &str, shown: &str, stem: &str, overrides: &Overrides) -> Resu
     scenario
         .validate()
         .map_err(|e| LabError::input(format!("{shown}: {}", file_error(&e, overrides))))?;
+    for (i, vm) in scenario.vms.iter().enumerate() {
+        time_advances(&vm.workload)
+            .map_err(|(key, msg)| LabError::input(format!("{shown}: vm[{i}]{key}: {msg}")))?;
+    }
     Ok(ScenarioFile {
         name,
         scenario,
@@ -347,6 +351,55 @@ fn vm_spec(
         spec.weight = wt;
     }
     Ok(spec)
+}
+
+/// Shortest mean cycle of a workload, ns. Every cycle is a few events for
+/// the simulator whatever its length, so the events per simulated second
+/// grow as the cycle shrinks: at 100 ns, an 8-pCPU host makes some 10⁸ of
+/// them per simulated second, and much shorter cycles would keep a
+/// simulation going for hours while simulated time hardly moves.
+pub const MIN_CYCLE_NS: f64 = 100.0;
+
+/// Checks that a workload moves simulated time on: the simulator counts
+/// whole ns, so a phase shorter than 1 ns takes no time at all, and a
+/// cycle must last at least [`MIN_CYCLE_NS`] on average. The error is the
+/// key (`.user`, or empty for the whole cycle) and what is allowed.
+fn time_advances(w: &Workload) -> std::result::Result<(), (&'static str, String)> {
+    let locked = w.sections > 0;
+    for (key, d, used) in [
+        (".user", Some(w.user), true),
+        (".kernel", Some(w.kernel), locked),
+        (".hold", Some(w.hold), locked),
+        (".think", w.think, true),
+    ] {
+        let Some(d) = d.filter(|_| used) else {
+            continue;
+        };
+        let mean = d.mean();
+        if mean > 0.0 && mean < 1.0 {
+            return Err((
+                key,
+                format!(
+                    "{d} is shorter than the simulator's step of 1 ns, so the phase would take \
+                     no time: allowed 0 or at least 1 ns"
+                ),
+            ));
+        }
+    }
+    let cycle = w.user.mean()
+        + f64::from(w.sections) * (w.kernel.mean() + w.hold.mean())
+        + w.think.map_or(0.0, Dist::mean);
+    if cycle < MIN_CYCLE_NS {
+        return Err((
+            "",
+            format!(
+                "a cycle of the workload (user + sections × (kernel + hold) + think) lasts \
+                 {cycle} ns on average, too short for simulated time to advance at a useful \
+                 pace: allowed at least {MIN_CYCLE_NS} ns"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A validation error with the field as the file spells it.
@@ -735,6 +788,30 @@ name = "crunch"
         assert_eq!(e, "s.toml: vm: a scenario needs at least one VM");
         let e = err(&format!("{VM}count = 0\n"));
         assert!(e.starts_with("s.toml: vm[0].count: "), "{e}");
+    }
+
+    #[test]
+    fn phases_too_short_for_time_to_advance_are_refused() {
+        // Each of these ran for good (a fixed 0.4 ns rounds to 0 ns, so the
+        // cycle took no simulated time) or for hours.
+        let e = err("[[vm]]\nworkload = \"pi\"\nuser = 0.4\n");
+        assert!(
+            e.starts_with("s.toml: vm[0].user: const:0.4 is shorter than the simulator's step"),
+            "{e}"
+        );
+        let e = err(&format!("{VM}hold = \"exp:0.3\"\n"));
+        assert!(e.starts_with("s.toml: vm[0].hold: exp:0.3"), "{e}");
+        let e = err("[[vm]]\nworkload = \"oltp\"\nuser = 1\nkernel = 1\nhold = 1\n");
+        assert!(
+            e.starts_with("s.toml: vm[0]: a cycle of the workload") && e.contains("5 ns"),
+            "{e}"
+        );
+        assert!(e.contains("at least 100 ns"), "{e}");
+        // A phase the workload never runs is not held against it, and the
+        // think time counts towards the cycle.
+        read("[[vm]]\nworkload = \"pi\"\nuser = 100\nhold = 0.5\n").unwrap();
+        read("[[vm]]\nworkload = \"latency\"\nuser = 1\nkernel = 1\nhold = 1\n").unwrap();
+        read("[[vm]]\nworkload = \"oltp\"\nuser = 0\nkernel = 40\nhold = 10\n").unwrap();
     }
 
     #[test]

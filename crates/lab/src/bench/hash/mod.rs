@@ -38,16 +38,13 @@ pub mod tables;
 #[cfg(locklab_liburcu)]
 pub mod urcu;
 
-use crate::clock::{thread_cpu_s, ticks};
+use crate::clock::ticks;
+use crate::measure::{settle_for, Hooks, Measured, Phase, Window};
 use crate::results::{HashMetrics, Rep};
-use crossbeam_utils::CachePadded;
-use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::cell::Cell;
 
 /// One lookup in this many is timed (two time-stamp reads); the others run
 /// untimed, so the timing costs little.
@@ -213,12 +210,16 @@ pub fn verify<T: HashTable>(table: &mut T, buckets: usize, keys: u64) -> Result<
     }
 }
 
+/// What one thread did in the window.
 struct ThreadResult {
+    /// Its window's latencies, and as operations its lookups and updates.
+    measured: Measured,
+    /// Lookups and updates in the window (each batch's counted by the
+    /// share of it that fell in the window).
     lookups: u64,
     updates: u64,
+    /// Lookups that missed or read a foreign value, over the whole run.
     misses: u64,
-    hist: Histogram<u64>,
-    cpu_s: f64,
 }
 
 /// Counts a lookup that missed, out of the measured loop's way.
@@ -228,32 +229,35 @@ fn missed(misses: &mut u64) {
     *misses += 1;
 }
 
-/// One thread's operations from `start` until `stop`. What the thread
-/// allocates for itself (its reader registration, its histogram) it
-/// allocates before `start`, so the heap figure counts only the table's.
+/// One thread's operations from the window's gate until its closing. What
+/// the thread allocates for itself (its reader registration, its
+/// histogram) it allocates before the window opens, so the heap figure
+/// counts only the table's.
 fn worker<T: HashTable>(
     table: &T,
     keys: u64,
     update_pct: u32,
     seed: u64,
-    start: &Barrier,
-    stop: &AtomicBool,
+    window: &Window,
+    index: usize,
 ) -> ThreadResult {
     let mut r = table.reader();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut hist = Histogram::<u64>::new(2).expect("2 significant figures is valid");
-    start.wait();
+    let mut rec = window.enter(index);
     // The loop keeps its state in registers, so that what an operation
     // costs is the table's and not the harness's: two counters (updates
     // are `ops - lookups`, and an update's generation is its number), a
     // miss counted in a cold call (it never happens in a correct table),
-    // and `stop` read once per batch of `QS_EVERY` operations. A counter
+    // and the clock read once per batch of `QS_EVERY` operations, which
+    // the window counts by the share of the batch it covers. A counter
     // spilled to the stack would put a store-to-load round trip on every
     // iteration, and the tables whose lookups need the most registers
     // would pay it.
     let (mut ops, mut lookups, mut misses) = (0u64, 0u64, 0u64);
-    let cpu0 = thread_cpu_s();
-    while !stop.load(Ordering::Relaxed) {
+    let (mut in_lookups, mut in_updates) = (0.0f64, 0.0f64);
+    let mut t_batch = ticks();
+    loop {
+        let batch_lookups = lookups;
         for _ in 0..QS_EVERY {
             let x = rng.next_u64();
             // Multiply-shift instead of a division: the low half picks the
@@ -267,7 +271,7 @@ fn worker<T: HashTable>(
                     let t0 = ticks();
                     // SAFETY: `r` is this table's reader (made above).
                     let v = unsafe { table.lookup(&mut r, key) };
-                    hist.saturating_record(ticks().wrapping_sub(t0));
+                    rec.sample(t0, ticks());
                     v
                 } else {
                     // SAFETY: as above.
@@ -281,39 +285,33 @@ fn worker<T: HashTable>(
             ops += 1;
         }
         table.quiescent(&mut r);
+        let t = ticks();
+        let share = rec.share(t_batch, t);
+        let batch_lookups = lookups - batch_lookups;
+        in_lookups += batch_lookups as f64 * share;
+        in_updates += (u64::from(QS_EVERY) - batch_lookups) as f64 * share;
+        t_batch = t;
+        if rec.phase(t) == Phase::Closed {
+            break;
+        }
     }
-    let updates = ops - lookups;
+    let (lookups, updates) = (in_lookups.round() as u64, in_updates.round() as u64);
+    let mut measured = rec.finish();
+    measured.ops = lookups + updates;
     ThreadResult {
+        measured,
         lookups,
         updates,
         misses,
-        hist,
-        cpu_s: thread_cpu_s() - cpu0,
-    }
-}
-
-/// Waits out the measured window, sampling the reclamation backlog and the
-/// heap in use ([`crate::heap`]) about every millisecond; returns the
-/// window's length and the peaks of both.
-fn measure_window<T: HashTable>(table: &T, secs: f64) -> (f64, u64, u64) {
-    let t = Instant::now();
-    let window = Duration::from_secs_f64(secs);
-    let mut peak = table.backlog_bytes();
-    let mut heap = crate::heap::in_use();
-    loop {
-        let elapsed = t.elapsed();
-        if elapsed >= window || crate::interrupt::requested() {
-            return (elapsed.as_secs_f64(), peak, heap);
-        }
-        std::thread::sleep((window - elapsed).min(Duration::from_millis(1)));
-        peak = peak.max(table.backlog_bytes());
-        heap = heap.max(crate::heap::in_use());
     }
 }
 
 /// One repetition of strategy `T` at `threads` threads and `update_pct` %
-/// updates, on a fresh table. `Err` names what the strategy broke: a
-/// lookup that missed, or a table that lost, doubled or garbled a key.
+/// updates, on a fresh table, measured over one window
+/// ([`crate::measure`]); the reclamation backlog and the heap in use
+/// ([`crate::heap`]) are sampled about every millisecond while it is open.
+/// `Err` names what the strategy broke: a lookup that missed, or a table
+/// that lost, doubled or garbled a key.
 pub fn run_rep<T: HashTable>(
     cfg: &HashConfig,
     threads: u32,
@@ -326,13 +324,12 @@ pub fn run_rep<T: HashTable>(
     }
     let mut table = T::build(cfg.buckets, cfg.keys);
     let n = threads as usize;
-    let stop = CachePadded::new(AtomicBool::new(false));
-    let start = Barrier::new(n + 1);
+    let window = Window::new(n);
     let ncpu = crate::bench::spin::cores();
-    let (wall_s, backlog_peak_bytes, mem_peak_bytes, results) = std::thread::scope(|s| {
+    let (span, backlog_peak_bytes, mem_peak_bytes, results) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
-                let (table, stop, start) = (&table, &stop, &start);
+                let (table, window) = (&table, &window);
                 std::thread::Builder::new()
                     .name(format!("hash-{i}"))
                     .spawn_scoped(s, move || {
@@ -341,24 +338,41 @@ pub fn run_rep<T: HashTable>(
                             crate::machine::pin(i % ncpu);
                         }
                         let seed = 0x4a54_u64 ^ (i as u64) << 20 ^ u64::from(update_pct) << 40;
-                        worker(table, cfg.keys, update_pct, seed, start, stop)
+                        worker(table, cfg.keys, update_pct, seed, window, i)
                     })
                     .expect("spawning a benchmark thread")
             })
             .collect();
-        start.wait();
-        let heap0 = crate::heap::in_use();
-        let (wall_s, peak, heap_peak) = measure_window(&table, cfg.secs);
-        stop.store(true, Ordering::Relaxed);
+        // The heap in use when the window opens (the table built, every
+        // reader registered), and the peaks of the heap and of the
+        // reclamation backlog while it is open.
+        let (heap0, heap_peak, backlog) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
+        let sample = || {
+            backlog.set(backlog.get().max(table.backlog_bytes()));
+            heap_peak.set(heap_peak.get().max(crate::heap::in_use()));
+        };
+        let mut at_open = || {
+            heap0.set(crate::heap::in_use());
+            sample();
+        };
+        let (mut during, mut at_close) = (sample, sample);
+        let span = window.measure(
+            settle_for(cfg.secs),
+            cfg.secs,
+            Hooks {
+                at_open: Some(&mut at_open),
+                at_close: Some(&mut at_close),
+                during: Some(&mut during),
+            },
+        );
         let results: Vec<ThreadResult> = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect();
-        let heap_peak = heap_peak.max(crate::heap::in_use());
         (
-            wall_s,
-            peak.max(table.backlog_bytes()),
-            Some(heap_peak.saturating_sub(heap0)),
+            span,
+            backlog.get(),
+            Some(heap_peak.get().saturating_sub(heap0.get())),
             results,
         )
     });
@@ -371,20 +385,19 @@ pub fn run_rep<T: HashTable>(
     verify(&mut table, cfg.buckets, cfg.keys)?;
     drop(table);
 
-    let lookups: u64 = results.iter().map(|r| r.lookups).sum();
-    let updates: u64 = results.iter().map(|r| r.updates).sum();
-    Ok(super::rep_of(
-        wall_s,
-        results.iter().map(|r| r.cpu_s).sum(),
-        results.iter().map(|r| r.lookups + r.updates).collect(),
-        results.iter().map(|r| &r.hist),
+    let lookups = results.iter().map(|r| r.lookups).sum();
+    let updates = results.iter().map(|r| r.updates).sum();
+    let measured: Vec<Measured> = results.into_iter().map(|r| r.measured).collect();
+    super::rep_of(
+        &span,
+        &measured,
         Some(HashMetrics {
             lookups,
             updates,
             backlog_peak_bytes,
             mem_peak_bytes,
         }),
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -430,7 +443,7 @@ mod tests {
                 let _ = tx.send(run(&cfg(8, 64), threads, pct));
             });
             let r = rx
-                .recv_timeout(Duration::from_secs(30))
+                .recv_timeout(std::time::Duration::from_secs(30))
                 .unwrap_or_else(|_| panic!("{}: hung (no result within 30 s)", s.name))
                 .unwrap_or_else(|e| panic!("{}: {e}", s.name));
             let h = r.hash.as_ref().expect("hash metrics");
