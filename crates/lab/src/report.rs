@@ -581,13 +581,17 @@ pub(crate) fn throughput_unit(top: f64) -> (f64, &'static str) {
 }
 
 /// Three significant digits, without exponent ("1.23", "12.3", "123",
-/// "12345"); "–" for a number that is not one.
+/// "12345", "0.0123") down to 0.001, with one below ("3.10e-5": a lock
+/// that collapsed shows how far, not "0.000"); "–" for a number that is not
+/// one.
 fn sig(x: f64) -> String {
     if !x.is_finite() {
         return "–".to_string();
     }
     let a = x.abs();
-    if a >= 100.0 || a == 0.0 {
+    if a > 0.0 && a < 0.001 {
+        format!("{x:.2e}")
+    } else if a >= 100.0 || a == 0.0 {
         format!("{x:.0}")
     } else if a >= 10.0 {
         format!("{x:.1}")
@@ -890,6 +894,10 @@ mod tests {
         assert_eq!(fmt_ns(2.5e9), "2.50s");
         assert_eq!(throughput_unit(5e5), (1e3, "kops/s"));
         assert_eq!(sig(12345.6), "12346");
+        assert_eq!(sig(0.0123), "0.012");
+        // A collapsed lock's rate in Mops/s is not "0.000".
+        assert_eq!(sig(3.1e-5), "3.10e-5");
+        assert_eq!(sig(0.0), "0");
         assert_eq!(sig(f64::NAN), "–");
     }
 
