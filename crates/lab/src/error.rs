@@ -38,6 +38,16 @@ impl LabError {
     }
 }
 
+/// A message on one line: line breaks (an SQL statement an error quotes,
+/// a multi-line message from a library) become "; ".
+pub fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 impl fmt::Display for LabError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.msg)

@@ -68,7 +68,10 @@ fn main() -> ExitCode {
     match locklab_lab::commands::run(cli, &argv) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            locklab_lab::out::note(&format!("locklab: {}", one_line(&e.msg)));
+            locklab_lab::out::note(&format!(
+                "locklab: {}",
+                locklab_lab::error::one_line(&e.msg)
+            ));
             ExitCode::from(e.code as u8)
         }
     }
@@ -103,14 +106,4 @@ fn not_utf8(args: &[OsString]) -> String {
              (only paths, as of --db, --out, --csv and --config, may be any bytes)"
         ),
     }
-}
-
-/// A message on one line: line breaks (an SQL statement an error quotes,
-/// a multi-line message from a library) become "; ".
-fn one_line(msg: &str) -> String {
-    msg.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
 }

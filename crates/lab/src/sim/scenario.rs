@@ -74,7 +74,10 @@ pub fn parse(text: &str, shown: &str, stem: &str, overrides: &Overrides) -> Resu
             .span()
             .map(|s| format!("{}: ", line_col(text, s.start)))
             .unwrap_or_default();
-        LabError::input(format!("{shown}: {at}{}", one_line(e.message())))
+        LabError::input(format!(
+            "{shown}: {at}{}",
+            crate::error::one_line(e.message())
+        ))
     })?;
     let fail = |at: usize, field: &str, msg: String| {
         LabError::input(format!("{shown}: {}: {field}: {msg}", line_col(text, at)))
@@ -446,15 +449,6 @@ fn line_col(text: &str, at: usize) -> String {
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     format!("line {line}, column {col}")
-}
-
-/// A message of several lines as one.
-fn one_line(msg: &str) -> String {
-    msg.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 #[derive(Debug, Deserialize)]
@@ -893,6 +887,6 @@ name = "crunch"
         assert_eq!(line_col("ab\ncd", 4), "line 2, column 2");
         assert_eq!(line_col("µs\nx", 2), "line 1, column 2");
         assert_eq!(line_col("µs\nx", 4), "line 2, column 1");
-        assert_eq!(one_line("a\n  |\nb\n"), "a; |; b");
+        assert_eq!(crate::error::one_line("a\n  |\nb\n"), "a; |; b");
     }
 }
