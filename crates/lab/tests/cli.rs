@@ -659,6 +659,8 @@ fn with_stdout_closed(db: &std::path::Path, args: &[&str]) -> std::process::Outp
     let mut fds = [0; 2];
     // SAFETY: pipe(2) fills both descriptors, which are ours to own.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just opened by pipe(2) and nothing
+    // else owns them.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(read);
     Command::new(env!("CARGO_BIN_EXE_locklab"))

@@ -52,7 +52,9 @@ impl<const SLOTS: usize> Shared<SLOTS> {
     /// lock lets loom see another thread's access between them.
     fn write(&self) {
         self.lock.acquire_exclusive();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let v = self.data.with(|p| unsafe { *p });
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with_mut(|p| unsafe { *p = v + 1 });
         // SAFETY: taken above.
         unsafe { self.lock.release_exclusive() };
@@ -61,6 +63,7 @@ impl<const SLOTS: usize> Shared<SLOTS> {
     /// A read section; returns what it read.
     fn read(&self) -> usize {
         let t = self.lock.acquire_shared();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let v = self.data.with(|p| unsafe { *p });
         // SAFETY: taken above, released with its token.
         unsafe { self.lock.release_shared(t) };
@@ -68,6 +71,7 @@ impl<const SLOTS: usize> Shared<SLOTS> {
     }
 
     fn total(&self) -> usize {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with(|p| unsafe { *p })
     }
 
@@ -196,7 +200,11 @@ fn brlock_try_writer_gives_up() {
         let writer = loom::thread::spawn(move || w.write());
         let trier = loom::thread::spawn(move || {
             if t.lock.try_acquire_exclusive() {
+                // SAFETY: loom checks this access; the lock under test is
+                // held, or the others joined.
                 let v = t.data.with(|p| unsafe { *p });
+                // SAFETY: loom checks this access; the lock under test is
+                // held, or the others joined.
                 t.data.with_mut(|p| unsafe { *p = v + 1 });
                 // SAFETY: taken just above.
                 unsafe { t.lock.release_exclusive() };
@@ -225,6 +233,8 @@ fn brlock_try_read_vs_writer() {
         let mut got = 0;
         for _ in 0..2 {
             if let Some(t) = s.lock.try_acquire_shared() {
+                // SAFETY: loom checks this access; the lock under test is
+                // held, or the others joined.
                 got = s.data.with(|p| unsafe { *p });
                 // SAFETY: taken just above.
                 unsafe { s.lock.release_shared(t) };

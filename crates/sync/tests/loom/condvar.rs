@@ -42,6 +42,7 @@ impl Shared {
     /// Takes the lock, waits until the flag is set, counts itself.
     fn wait_for_flag(&self) {
         self.lock.acquire();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         while !self.flag.with(|p| unsafe { *p }) {
             self.cv
                 .wait_with(&self.lock as *const RawTtas as *const (), None, |sleep| {
@@ -51,7 +52,9 @@ impl Shared {
                 });
         }
         // Read and write apart: an unordered access in between is caught.
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let n = self.woken.with(|p| unsafe { *p });
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.woken.with_mut(|p| unsafe { *p = n + 1 });
         self.release();
     }
@@ -59,6 +62,7 @@ impl Shared {
     /// Sets the flag under the lock, then notifies outside it.
     fn set_flag(&self, all: bool) {
         self.lock.acquire();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.flag.with_mut(|p| unsafe { *p = true });
         self.release();
         if all {
@@ -69,6 +73,7 @@ impl Shared {
     }
 
     fn woken(&self) -> usize {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.woken.with(|p| unsafe { *p })
     }
 }
@@ -93,6 +98,7 @@ fn condvar_notify_all_under_the_lock_is_never_lost() {
         // Notifying with the lock held is allowed as well.
         let notifier = thread::spawn(move || {
             n.lock.acquire();
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             n.flag.with_mut(|p| unsafe { *p = true });
             n.cv.notify_all();
             n.release();
@@ -138,6 +144,7 @@ fn condvar_a_timed_out_waiter_does_not_break_the_chain() {
         let t = s.clone();
         let quitter = thread::spawn(move || {
             t.lock.acquire();
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             if !t.flag.with(|p| unsafe { *p }) {
                 let deadline = Some(std::time::Instant::now());
                 t.cv.wait_with(&t.lock as *const RawTtas as *const (), deadline, |sleep| {

@@ -58,7 +58,9 @@ impl<L: ModelLock> Shared<L> {
     /// Read and write in separate accesses, as in `harness`: a broken lock
     /// lets loom see the other thread's unordered access between them.
     fn bump(&self) {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let v = self.data.with(|p| unsafe { *p });
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with_mut(|p| unsafe { *p = v + 1 });
     }
 
@@ -69,6 +71,7 @@ impl<L: ModelLock> Shared<L> {
     }
 
     fn total(&self) -> usize {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with(|p| unsafe { *p })
     }
 }

@@ -52,7 +52,9 @@ fn futex3_timed_waiter_gives_up_cleanly() {
     harness::builder().check(|| {
         let s = Arc::new((RawFutex3::new(), UnsafeCell::new(0usize)));
         let bump = |s: &(RawFutex3, UnsafeCell<usize>)| {
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             let v = s.1.with(|p| unsafe { *p });
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             s.1.with_mut(|p| unsafe { *p = v + 1 });
         };
         let hs: Vec<_> = (0..2)
@@ -76,6 +78,7 @@ fn futex3_timed_waiter_gives_up_cleanly() {
         for h in hs {
             h.join().unwrap();
         }
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         assert_eq!(s.1.with(|p| unsafe { *p }), 2 + mine, "lost update");
         assert!(!s.0.is_held(), "left locked");
     });

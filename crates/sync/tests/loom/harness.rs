@@ -35,7 +35,9 @@ fn critical<L: ModelLock>(s: &Shared<L>) {
     let t = s.lock.acquire();
     // Read and write in separate accesses: a broken lock lets loom see the
     // other thread's unordered access between them.
+    // SAFETY: loom checks this access; the lock under test is held, or the others joined.
     let v = s.data.with(|p| unsafe { *p });
+    // SAFETY: loom checks this access; the lock under test is held, or the others joined.
     s.data.with_mut(|p| unsafe { *p = v + 1 });
     s.lock.release(t);
 }
@@ -60,6 +62,7 @@ pub fn mutual_exclusion<L: ModelLock>(threads: usize, rounds: usize) {
         for h in hs {
             h.join().unwrap();
         }
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let total = s.data.with(|p| unsafe { *p });
         assert_eq!(total, threads * rounds, "lost update");
         assert!(
@@ -80,12 +83,15 @@ pub fn try_against_lock<L: ModelLock>() {
         let h = loom::thread::spawn(move || critical(&s2));
         let mut mine = 0;
         if let Some(t) = s.lock.try_acquire() {
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             let v = s.data.with(|p| unsafe { *p });
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             s.data.with_mut(|p| unsafe { *p = v + 1 });
             s.lock.release(t);
             mine = 1;
         }
         h.join().unwrap();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         assert_eq!(s.data.with(|p| unsafe { *p }), 1 + mine);
     });
 }
@@ -106,7 +112,9 @@ pub fn nested_two<L: ModelLock>() {
         let both = loom::thread::spawn(move || {
             let ta = a1.lock.acquire();
             let tb = b1.lock.acquire();
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             a1.data.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             b1.data.with_mut(|p| unsafe { *p += 1 });
             a1.lock.release(ta);
             b1.lock.release(tb);
@@ -116,7 +124,9 @@ pub fn nested_two<L: ModelLock>() {
         critical(&a);
         both.join().unwrap();
         other.join().unwrap();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         assert_eq!(a.data.with(|p| unsafe { *p }), 2);
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         assert_eq!(b.data.with(|p| unsafe { *p }), 2);
     });
 }
@@ -142,7 +152,11 @@ pub fn try_only<L: ModelLock>(threads: usize, attempts: usize) {
                     let mut entered = 0;
                     for _ in 0..attempts {
                         if let Some(t) = s.lock.try_acquire() {
+                            // SAFETY: loom checks this access; the lock under test is
+                            // held, or the others joined.
                             let v = s.data.with(|p| unsafe { *p });
+                            // SAFETY: loom checks this access; the lock under test is
+                            // held, or the others joined.
                             s.data.with_mut(|p| unsafe { *p = v + 1 });
                             s.lock.release(t);
                             entered += 1;
@@ -158,6 +172,7 @@ pub fn try_only<L: ModelLock>(threads: usize, attempts: usize) {
             entered >= 1,
             "the first attempt on a free lock must succeed"
         );
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         assert_eq!(s.data.with(|p| unsafe { *p }), entered, "lost update");
     });
 }

@@ -163,11 +163,13 @@ fn mutex_timed_waiter_gives_up_cleanly() {
         let m2 = m.clone();
         let plain = loom::thread::spawn(move || {
             m2.0.acquire();
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             m2.1.with_mut(|p| unsafe { *p += 1 });
             // SAFETY: acquired just above.
             unsafe { m2.0.release() };
         });
         let timed = if m.0.acquire_until(Instant::now()) {
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
             m.1.with_mut(|p| unsafe { *p += 1 });
             // SAFETY: acquired just above.
             unsafe { m.0.release() };
@@ -177,6 +179,7 @@ fn mutex_timed_waiter_gives_up_cleanly() {
         };
         plain.join().unwrap();
         m.0.acquire();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let total = m.1.with(|p| unsafe { *p });
         assert_eq!(total, 1 + timed);
         // SAFETY: acquired just above.

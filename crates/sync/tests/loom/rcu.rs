@@ -115,6 +115,7 @@ impl Versioned {
 
     /// Reads version `i` again (it must still be protected).
     fn read_at(&self, i: usize) {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let v = self.cells[i].with(|p| unsafe { *p });
         assert_ne!(v, POISON, "read version {i} after it was freed");
         assert_eq!(v, 10 * (i as u64 + 1), "version {i} not initialized");
@@ -122,6 +123,7 @@ impl Versioned {
 
     /// Initializes version `i` and publishes it; returns the old index.
     fn publish(&self, i: usize) -> usize {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.cells[i].with_mut(|p| unsafe { *p = 10 * (i as u64 + 1) });
         let old = self.cur.load(Acquire);
         self.cur.store(i, Release);
@@ -130,6 +132,7 @@ impl Versioned {
 
     /// The "free" of version `i`, after a grace period.
     fn poison(&self, i: usize) {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.cells[i].with_mut(|p| unsafe { *p = POISON });
     }
 }

@@ -139,11 +139,14 @@ impl<L: RwModel> Shared<L> {
     /// Read and write in separate accesses: a broken lock lets loom see
     /// another thread's access between them.
     fn bump(&self) {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let v = self.data.with(|p| unsafe { *p });
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with_mut(|p| unsafe { *p = v + 1 });
     }
 
     fn peek(&self) -> usize {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with(|p| unsafe { *p })
     }
 

@@ -38,7 +38,9 @@ impl Shared {
     /// lock lets loom see another thread's access between them.
     fn write(&self) {
         self.lock.acquire_exclusive();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let v = self.data.with(|p| unsafe { *p });
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with_mut(|p| unsafe { *p = v + 1 });
         // SAFETY: taken above.
         unsafe { self.lock.release_exclusive() };
@@ -47,6 +49,7 @@ impl Shared {
     /// A read section; returns what it read.
     fn read(&self) -> usize {
         self.lock.acquire_shared();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         let v = self.data.with(|p| unsafe { *p });
         // SAFETY: taken above.
         unsafe { self.lock.release_shared() };
@@ -54,6 +57,7 @@ impl Shared {
     }
 
     fn total(&self) -> usize {
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         self.data.with(|p| unsafe { *p })
     }
 
@@ -131,6 +135,7 @@ fn rwsem_no_lost_wake_up() {
         let reader = loom::thread::spawn(move || r.read());
         let writer = loom::thread::spawn(move || w.write());
         loom::thread::yield_now();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         s.data.with_mut(|p| unsafe { *p += 1 });
         // SAFETY: taken above.
         unsafe { s.lock.release_exclusive() };
@@ -177,6 +182,7 @@ fn rwsem_two_sleeping_writers() {
             })
             .collect();
         loom::thread::yield_now();
+        // SAFETY: loom checks this access; the lock under test is held, or the others joined.
         s.data.with_mut(|p| unsafe { *p += 1 });
         // SAFETY: taken above.
         unsafe { s.lock.release_exclusive() };

@@ -460,19 +460,23 @@ mod tests {
             let (buckets, keys) = (7, 40);
             let mut t = T::build(buckets, keys);
             {
-                // SAFETY (every lookup below): `r` is `t`'s reader.
                 let mut r = t.reader();
+                // `r` is `t`'s reader: the contract of every lookup below.
+                let lookup = |r: &mut T::Reader<'_>, k| {
+                    // SAFETY: `r` is `t`'s reader (made just above).
+                    unsafe { t.lookup(r, k) }
+                };
                 for k in 0..keys {
-                    assert_eq!(unsafe { t.lookup(&mut r, k) }, Some(tag(k, 0)));
+                    assert_eq!(lookup(&mut r, k), Some(tag(k, 0)));
                 }
-                assert_eq!(unsafe { t.lookup(&mut r, keys) }, None);
+                assert_eq!(lookup(&mut r, keys), None);
                 for k in (0..keys).step_by(3) {
                     t.update(&mut r, k, tag(k, 9));
                     t.quiescent(&mut r);
                 }
                 for k in 0..keys {
                     let g = if k % 3 == 0 { 9 } else { 0 };
-                    assert_eq!(unsafe { t.lookup(&mut r, k) }, Some(tag(k, g)), "key {k}");
+                    assert_eq!(lookup(&mut r, k), Some(tag(k, g)), "key {k}");
                 }
             }
             verify(&mut t, buckets, keys).unwrap();
