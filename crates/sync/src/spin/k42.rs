@@ -285,6 +285,7 @@ pub use raw::K42Mutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::util::testing::{fifo_order, hammer_yielding};
 
     #[test]
     fn uncontended_acquire_release_and_try() {
@@ -320,7 +321,7 @@ mod tests {
 
     #[test]
     fn served_in_the_order_queued() {
-        crate::spin::smoke::fifo_order(
+        fifo_order(
             &RawK42::new(),
             |l: &RawK42| l.tail.load(Ordering::Relaxed) as usize,
             RawK42::acquire,
@@ -333,6 +334,6 @@ mod tests {
 
     #[test]
     fn four_threads_count_exactly() {
-        crate::spin::smoke::count_with::<RawK42>(4, 20_000);
+        hammer_yielding(RawK42::new(), 4, 20_000);
     }
 }

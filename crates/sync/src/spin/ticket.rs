@@ -219,6 +219,7 @@ pub use raw::TicketMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::util::testing::{fifo_order, hammer_yielding};
 
     #[test]
     fn tickets_wrap_around_u32_max() {
@@ -247,7 +248,7 @@ mod tests {
 
     #[test]
     fn served_in_the_order_drawn() {
-        crate::spin::smoke::fifo_order(
+        fifo_order(
             &RawTicket::new(),
             |l: &RawTicket| l.drawn() as usize,
             RawTicket::acquire,
@@ -260,15 +261,11 @@ mod tests {
 
     #[test]
     fn four_threads_count_exactly() {
-        crate::spin::smoke::count_with::<RawTicket>(4, 20_000);
+        hammer_yielding(RawTicket::new(), 4, 20_000);
     }
 
     #[test]
     fn four_threads_count_exactly_across_the_wrap() {
-        crate::spin::smoke::count_in(
-            lock_api::Mutex::from_raw(RawTicket::starting_at(u32::MAX - 1_000), 0),
-            4,
-            5_000,
-        );
+        hammer_yielding(RawTicket::starting_at(u32::MAX - 1_000), 4, 5_000);
     }
 }

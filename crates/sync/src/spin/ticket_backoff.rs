@@ -175,6 +175,7 @@ pub use raw::TicketBackoffMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::util::testing::{fifo_order, hammer_yielding};
 
     #[test]
     fn pause_grows_with_distance_and_the_head_polls() {
@@ -203,7 +204,7 @@ mod tests {
 
     #[test]
     fn served_in_the_order_drawn() {
-        crate::spin::smoke::fifo_order(
+        fifo_order(
             &RawTicketBackoff::new(),
             |l: &RawTicketBackoff| l.ticket.drawn() as usize,
             RawTicketBackoff::acquire,
@@ -216,15 +217,11 @@ mod tests {
 
     #[test]
     fn four_threads_count_exactly() {
-        crate::spin::smoke::count_with::<RawTicketBackoff>(4, 20_000);
+        hammer_yielding(RawTicketBackoff::new(), 4, 20_000);
     }
 
     #[test]
     fn four_threads_count_exactly_across_the_wrap() {
-        crate::spin::smoke::count_in(
-            lock_api::Mutex::from_raw(RawTicketBackoff::starting_at(u32::MAX - 1_000), 0),
-            4,
-            5_000,
-        );
+        hammer_yielding(RawTicketBackoff::starting_at(u32::MAX - 1_000), 4, 5_000);
     }
 }

@@ -120,6 +120,7 @@ pub use raw::TtasMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::util::testing::hammer_yielding;
 
     #[test]
     fn try_acquire_fails_while_held_and_succeeds_after_release() {
@@ -139,6 +140,6 @@ mod tests {
 
     #[test]
     fn four_threads_count_exactly() {
-        crate::spin::smoke::count_with::<RawTtas>(4, 20_000);
+        hammer_yielding(RawTtas::new(), 4, 20_000);
     }
 }

@@ -1,9 +1,11 @@
-//! Test shapes shared by the lock algorithms' unit tests, written against
+//! Test shapes shared by the lock algorithms' unit tests (the loom checks
+//! and torture tests are the thorough ones), written against
 //! `lock_api::RawMutex` (and `RawRwLock` for the reader-writer family) so
-//! every lock runs the same checks.
+//! every lock runs the same checks; [`fifo_order`] takes a fair lock's
+//! inherent API instead.
 //!
-//! Each check runs under a watchdog: a lock that hangs aborts the test
-//! process with a message instead of hanging CI.
+//! Each multi-threaded check runs under a watchdog: a lock that hangs aborts
+//! the test process with a message instead of hanging CI.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -59,21 +61,81 @@ fn critical(s: &mut Shadow) {
 }
 
 /// `threads` threads each take the lock `iters` times; the count must come
-/// out exact and the shadow invariant must hold throughout.
+/// out exact, the shadow invariant must hold throughout, and the lock must
+/// be free (and takeable) at the end.
 pub fn hammer<R: RawMutex + Sync>(threads: usize, iters: u64) {
-    let _w = Watchdog::new("hammer", HANG);
-    let m: Mutex<R, Shadow> = Mutex::new(Shadow::default());
+    hammer_raw("hammer", R::INIT, threads, iters, false);
+}
+
+/// [`hammer`] on a given (for example specially initialised) raw lock, each
+/// thread yielding after each release.
+///
+/// The yield is for the fair spin locks run with many iterations: with more
+/// spinning threads than free cores (four threads, a two-core machine, other
+/// tests in parallel), a FIFO lock hands over to preempted waiters while the
+/// running ones spin out their time slices: without the yield a run of the
+/// fair locks took minutes (lock-holder/waiter preemption, seed 004). The
+/// yield lets a granted waiter run; the threads still contend.
+pub fn hammer_yielding<R: RawMutex + Sync>(raw: R, threads: usize, iters: u64) {
+    hammer_raw("hammer_yielding", raw, threads, iters, true);
+}
+
+fn hammer_raw<R: RawMutex + Sync>(
+    what: &'static str,
+    raw: R,
+    threads: usize,
+    iters: u64,
+    yield_after_release: bool,
+) {
+    let _w = Watchdog::new(what, HANG);
+    let m: Mutex<R, Shadow> = Mutex::from_raw(raw, Shadow::default());
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
                 for _ in 0..iters {
                     critical(&mut m.lock());
+                    if yield_after_release {
+                        std::thread::yield_now();
+                    }
                 }
             });
         }
     });
-    let s = m.into_inner();
-    assert_eq!(s.a, threads as u64 * iters, "lost update");
+    let a = m.lock().a;
+    assert_eq!(a, threads as u64 * iters, "lost update");
+    assert!(!m.is_locked(), "left locked");
+}
+
+/// FIFO check for fair locks, without timing: while this thread holds
+/// the lock, three threads arrive one after another, each started only
+/// once `arrivals` (an observable that changes when a waiter has taken
+/// its place: the ticket counter, the queue tail) shows the previous one
+/// queued. After the release they must enter in arrival order.
+pub fn fifo_order<L, T>(
+    lock: &L,
+    arrivals: impl Fn(&L) -> usize + Sync,
+    acquire: impl Fn(&L) -> T + Sync,
+    release: impl Fn(&L, T) + Sync,
+) where
+    L: Sync,
+{
+    let _w = Watchdog::new("fifo_order", HANG);
+    let order = std::sync::Mutex::new(Vec::new());
+    let held = acquire(lock);
+    std::thread::scope(|s| {
+        for i in 0..3 {
+            let before = arrivals(lock);
+            let (order, acquire, release) = (&order, &acquire, &release);
+            s.spawn(move || {
+                let t = acquire(lock);
+                order.lock().unwrap().push(i);
+                release(lock, t);
+            });
+            until(|| arrivals(lock) != before);
+        }
+        release(lock, held);
+    });
+    assert_eq!(*order.lock().unwrap(), [0, 1, 2]);
 }
 
 /// One thread takes `n` different locks, holds them all while another
