@@ -649,7 +649,11 @@ mod tests {
         assert!(y.try_lock().is_none(), "try_lock on a held lock");
         // SAFETY: held with `g`.
         unsafe { y.unlock(g) };
-        assert!(y.try_lock().map(|g| unsafe { y.unlock(g) }).is_some());
+        assert!(y
+            .try_lock()
+            // SAFETY: `g` is the guard the try_lock just returned.
+            .map(|g| unsafe { y.unlock(g) })
+            .is_some());
     }
 
     #[test]
