@@ -36,6 +36,12 @@ pub fn ticks_to_ns(t: u64) -> u64 {
     (t as f64 / ticks_per_ns()) as u64
 }
 
+/// Converts a tick count to seconds.
+#[inline]
+pub fn ticks_to_s(t: u64) -> f64 {
+    t as f64 / ticks_per_ns() * 1e-9
+}
+
 /// Converts nanoseconds to ticks.
 #[inline]
 pub fn ns_to_ticks(ns: u64) -> u64 {

@@ -32,7 +32,7 @@
 //! against. The CPU clocks are read by the controller just after each
 //! instant; it may be preempted between the instant and its reads, so CPU
 //! time is taken over the span between the two sets of reads and scaled to
-//! the window's length (a small correction; the span is recorded).
+//! the window's length (a small correction).
 //!
 //! Latencies go into HDR histograms that cover 1 tick to [`MAX_TICKS`]
 //! (more than 60 s at any time-stamp rate below 18 GHz) at three
@@ -42,7 +42,7 @@
 //! This module names no study: the benchmarks, the tortures and the
 //! emulated kernel's runs all drive their threads through it.
 
-use crate::clock::{ns_to_ticks, ticks, ticks_to_ns};
+use crate::clock::{ns_to_ticks, ticks, ticks_to_ns, ticks_to_s};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -116,8 +116,6 @@ pub struct Span {
     /// scaled from the span between the controller's two sets of reads to
     /// the window's length.
     pub cpu_s: Vec<f64>,
-    /// The span between the two sets of CPU-clock reads, seconds.
-    pub cpu_span_s: f64,
     /// Whether Ctrl-C cut the repetition short (it is then no measurement).
     pub interrupted: bool,
 }
@@ -291,7 +289,6 @@ impl Window {
             close,
             wall_s,
             cpu_s,
-            cpu_span_s,
             interrupted: interrupted || crate::interrupt::requested(),
         }
     }
@@ -312,11 +309,6 @@ impl Window {
         let (t, _, cpu) = self.mark(1, &mut None);
         (t, cpu)
     }
-}
-
-/// Ticks to seconds.
-pub fn ticks_to_s(t: u64) -> f64 {
-    t as f64 / crate::clock::ticks_per_ns() * 1e-9
 }
 
 /// Sleeps `d`, waking early on Ctrl-C; `false` if interrupted.
@@ -458,13 +450,6 @@ impl<'w> Recorder<'w> {
         if self.hist.record(v).is_err() {
             self.out_of_range = Some(self.out_of_range.unwrap_or(0).max(v));
         }
-    }
-
-    /// A wait that began at `t0` and had not ended when the worker had to
-    /// stop (its thread gives up waiting): censored if it began before the
-    /// closing.
-    pub fn abandon(&mut self, t0: u64) {
-        self.censor(t0);
     }
 
     /// The worker's results.
@@ -711,7 +696,9 @@ mod tests {
         });
         assert!(!span.interrupted);
         assert!(span.close > span.open);
-        assert!((span.wall_s - 0.05).abs() < 0.05, "{}", span.wall_s);
+        // The window lasts at least what was asked (a busy machine may
+        // wake the controller late, never early).
+        assert!(span.wall_s >= 0.05, "{}", span.wall_s);
         assert_eq!(span.cpu_s.len(), 3);
         // Three busy threads can use at most the window times the cores.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;

@@ -28,7 +28,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -101,7 +101,6 @@ struct Shared<L> {
     counts: Vec<CachePadded<AtomicU64>>,
     writes: AtomicU64,
     read_pct: u32,
-    stop: AtomicBool,
 }
 
 // SAFETY: `shadow` is only touched inside the lock's critical section; that
@@ -231,7 +230,6 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
             .collect(),
         writes: AtomicU64::new(0),
         read_pct: cfg.read_pct.min(100),
-        stop: AtomicBool::new(false),
     });
     // The threads are timed through the lab's window: it opens when every
     // thread runs and closes at the end of the run; each thread's
@@ -250,7 +248,7 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
                     let mut rec = window.enter(i);
                     loop {
                         let t0 = ticks();
-                        if s.stop.load(Ordering::Relaxed) || rec.phase(t0) == Phase::Closed {
+                        if rec.phase(t0) == Phase::Closed {
                             break;
                         }
                         let (wrote, t1) = op(&s, me, &mut rng, t0);
@@ -299,7 +297,6 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
         }
     }
     let (close, _) = window.close_now();
-    shared.stop.store(true, Ordering::Relaxed);
     // Threads still waiting for the lock must get it once to see the
     // closing. They get one watchdog period in all for it, progress or
     // not, so that a run ends in bounded time whatever the thread count (a
@@ -355,6 +352,6 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
         per_thread,
         longest_wait_ns: lat.max_ns.max(lat.censored_ns),
         hung,
-        wall_s: crate::measure::ticks_to_s(close - open),
+        wall_s: crate::clock::ticks_to_s(close - open),
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{locklab, tmp};
+use common::{erlang_x, locklab, rel, tmp};
 use std::path::Path;
 
 fn text(b: &[u8]) -> String {
@@ -326,21 +326,6 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
     assert!(!line.contains("fall-back path only"), "{line}");
 }
 
-/// The repairman's throughput X(N) = (1 − B(N, Z/S))/S (Erlang's loss
-/// formula B), written out here independently of the model crate.
-fn repairman_x(s: f64, z: f64, n: u32) -> f64 {
-    let a = z / s;
-    let mut b = 1.0;
-    for k in 1..=n {
-        b = a * b / (f64::from(k) + a * b);
-    }
-    (1.0 - b) / s
-}
-
-fn rel(a: f64, b: f64) -> f64 {
-    (a - b).abs() / b.abs()
-}
-
 /// Stores a finished `bench ipc` run of `bkl(ticket)`'s multi ping-pong
 /// at 0 and 500 ns server delay and 1 to 4 cores, three repetitions each
 /// at `ipcs_per_ns(delay, cores)`, on a machine with a 2 GHz TSC.
@@ -392,7 +377,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
     let (s, z0) = (300.0, 1000.0);
     let (_d, db) = tmp();
     store_ipc_run(&db, |delay, cores| {
-        repairman_x(s, z0 + delay as f64 / 2.0, cores)
+        erlang_x(s, z0 + delay as f64 / 2.0, cores)
     });
 
     // One delay's curve: S and Z = z₀ + d/2, in ns and TSC cycles.
@@ -468,7 +453,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
         if cores == 2 {
             0.0
         } else {
-            repairman_x(s, z0 + delay as f64 / 2.0, cores)
+            erlang_x(s, z0 + delay as f64 / 2.0, cores)
         }
     });
     for args in [

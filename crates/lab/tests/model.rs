@@ -5,7 +5,7 @@
 use serde_json::Value;
 mod common;
 
-use common::{assert_bad_input, stderr, stdout};
+use common::{assert_bad_input, erlang_x, rel, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -17,21 +17,6 @@ fn locklab(dir: &Path, args: &[&str]) -> Output {
 fn ok_json(o: &Output) -> Value {
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(o));
     serde_json::from_str(&stdout(o)).expect("JSON on stdout")
-}
-
-fn rel(a: f64, b: f64) -> f64 {
-    (a - b).abs() / b.abs()
-}
-
-/// The repairman's throughput from Erlang's loss formula, written out
-/// here independently of the crate: X(N) = (1 − B(N, Z/S))/S.
-fn erlang_x(s: f64, z: f64, n: u32) -> f64 {
-    let a = z / s;
-    let mut b = 1.0;
-    for k in 1..=n {
-        b = a * b / (f64::from(k) + a * b);
-    }
-    (1.0 - b) / s
 }
 
 fn f(v: &Value) -> f64 {

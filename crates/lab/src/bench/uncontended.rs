@@ -6,13 +6,12 @@
 //! [`Companion`]): glibc skips the atomic instructions of `pthread_mutex`
 //! while a process is single-threaded, which would flatter that peer.
 
-use crate::clock::ticks;
+use crate::clock::{ticks, ticks_to_s};
 use crate::lablock::LabLock;
-use crate::measure::{settle_for, ticks_to_s, Hooks, Window};
+use crate::measure::{settle_for, Hooks, Window};
 use crate::results::Rep;
 use serde::Serialize;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 /// Parameters of the uncontended benchmark.
 #[derive(Debug, Clone, Serialize)]
@@ -71,7 +70,7 @@ fn batch<L: LabLock>(lock: &L, n: u64) {
 pub fn run_rep<L: LabLock>(cfg: &Config) -> Result<Rep, String> {
     let lock = L::new();
     let window = Window::new(1);
-    let target = Duration::from_secs_f64(cfg.secs / 20.0);
+    let target = cfg.secs / 20.0;
     let (span, (measured, best)) = std::thread::scope(|s| {
         let worker = std::thread::Builder::new()
             .name("uncontended".into())
@@ -79,13 +78,13 @@ pub fn run_rep<L: LabLock>(cfg: &Config) -> Result<Rep, String> {
                 let mut rec = window.enter(0);
                 let mut n = 1_000u64;
                 loop {
-                    let t = Instant::now();
                     let t0 = ticks();
                     batch(&lock, n);
+                    let t1 = ticks();
                     // Sizing normally ends in the settle period; a batch
                     // that ran into the window counts there all the same.
-                    rec.batch(n, t0, ticks());
-                    if t.elapsed() >= target || n >= 1 << 34 {
+                    rec.batch(n, t0, t1);
+                    if ticks_to_s(t1 - t0) >= target || n >= 1 << 34 {
                         break;
                     }
                     n *= 2;

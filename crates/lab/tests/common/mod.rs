@@ -40,3 +40,19 @@ pub fn tmp() -> (tempfile::TempDir, PathBuf) {
     let db = d.path().join("t.db");
     (d, db)
 }
+
+/// Relative difference of `a` from `b`.
+pub fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs()
+}
+
+/// The repairman's throughput from Erlang's loss formula, written out
+/// here independently of the model crate: X(N) = (1 − B(N, Z/S))/S.
+pub fn erlang_x(s: f64, z: f64, n: u32) -> f64 {
+    let a = z / s;
+    let mut b = 1.0;
+    for k in 1..=n {
+        b = a * b / (f64::from(k) + a * b);
+    }
+    (1.0 - b) / s
+}
