@@ -2,7 +2,7 @@
 //!
 //! Bad input (an unknown lock, zero threads, an unreadable database) is exit
 //! code 2 with a one-line message naming the value and what is allowed; a
-//! check that ran and failed (a torture violation or hang) is exit code 1.
+//! check that ran and failed (a violation or a hang found) is exit code 1.
 
 use std::fmt;
 

@@ -9,8 +9,8 @@
 //! subtracts it from the freeing thread's counter, wherever the block was
 //! allocated. The sum of the counters is the heap in use. Each thread
 //! takes a counter round-robin on its first allocation, so the few threads
-//! a benchmark runs add to different cache lines: one uncontended atomic
-//! add per allocation, which every strategy pays alike.
+//! a benchmark runs add to different cache lines: one atomic add on a line
+//! no other thread writes, per allocation, which every strategy pays alike.
 
 use crossbeam_utils::CachePadded;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -127,9 +127,20 @@ pub unsafe extern "C" fn locklab_shim_free(ptr: *mut core::ffi::c_void, size: us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// Each of these tests moves the global count by 64 MiB and checks it
+    /// moved: two of them at once would cancel out. Other tests allocate
+    /// and free concurrently too, within the bounds' 16 MiB of room.
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+    fn alone() -> std::sync::MutexGuard<'static, ()> {
+        ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
     #[test]
     fn allocating_and_freeing_moves_the_count() {
+        let _alone = alone();
         // Other tests allocate and free concurrently: only bounds with
         // room (16 MiB) around the 64 MiB allocated here.
         let before = in_use();
@@ -145,6 +156,7 @@ mod tests {
 
     #[test]
     fn frees_on_another_thread_count_where_they_happen() {
+        let _alone = alone();
         let before = in_use();
         let block = vec![7u8; 64 << 20];
         let during = in_use();
@@ -156,6 +168,7 @@ mod tests {
 
     #[test]
     fn the_shim_allocations_are_counted() {
+        let _alone = alone();
         let before = in_use();
         let p = locklab_shim_alloc(64 << 20);
         assert!(!p.is_null());

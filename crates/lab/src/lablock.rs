@@ -81,8 +81,7 @@ where
 }
 
 /// A mutex seen as a reader-writer lock whose readers exclude each other
-/// too: the hash-table benchmark runs its one-lock and per-bucket tables
-/// over [`LabRwLock`], and a spin lock enters through this.
+/// too: code written over [`LabRwLock`] runs over any mutex through this.
 pub struct Exclusive<L>(L);
 
 impl<L: LabLock> LabRwLock for Exclusive<L> {

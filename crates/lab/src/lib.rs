@@ -1,7 +1,9 @@
 //! The locklab lab: measures lock algorithms on this machine, stores and
 //! plots the results. The `locklab` binary is a thin CLI over this crate.
+//!
+//! Each study lives in its folder under [`studies`]; the other modules are
+//! what the studies share, and name none of them.
 
-pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -11,18 +13,17 @@ pub mod interrupt;
 pub mod lablock;
 pub mod machine;
 pub mod measure;
-pub mod model;
 pub mod out;
 pub mod peers;
 pub mod plot;
 pub mod progress;
-pub mod rcutorture;
 pub mod registry;
 pub mod report;
 pub mod results;
-pub mod sim;
+pub mod run;
 pub mod store;
-pub mod torture;
+pub mod studies;
+pub mod sweep;
 
 pub use error::{LabError, Result};
 

@@ -147,6 +147,11 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
 /// Logical CPUs this process may run on (affinity and cgroup limits count,
 /// because that is what a benchmark can use), else the CPUs /proc/cpuinfo
 /// lists, else 0 for unknown.
+/// Number of CPUs this process may run on.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 fn cores(cpuinfo: &str) -> usize {
     if let Ok(n) = std::thread::available_parallelism() {
         return n.get();

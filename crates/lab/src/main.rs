@@ -1,6 +1,5 @@
 //! `locklab`: the lab's command line. See `locklab --help` and the README.
 
-use clap::Parser;
 use locklab_lab::cli::Cli;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -10,7 +9,7 @@ fn main() -> ExitCode {
     // `--out`, `--csv`, `--config`) is a path all the same, and clap
     // refuses such bytes anywhere else with one line, below.
     let args: Vec<OsString> = std::env::args_os().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match Cli::try_parse_args(&args) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

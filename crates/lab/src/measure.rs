@@ -293,7 +293,7 @@ impl Window {
         }
     }
 
-    /// Controller side, for a loop of its own (the torture's watchdog):
+    /// Controller side, for a loop of its own (a watchdog):
     /// opens the window now.
     pub fn open_now(&self) -> (u64, Vec<f64>) {
         let (t, _, cpu) = self.mark(0, &mut None);
@@ -398,7 +398,7 @@ impl<'w> Recorder<'w> {
     }
 
     /// A latency sample (`t0` to `t1`) that is not itself an operation
-    /// count (the hash table times one lookup in many): recorded if it
+    /// count (a study that times one operation in many): recorded if it
     /// ended in the window, censored if it straddles the closing.
     #[inline]
     pub fn sample(&mut self, t0: u64, t1: u64) {

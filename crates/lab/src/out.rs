@@ -2,7 +2,7 @@
 //!
 //! A reader that stops reading (`locklab locks | head -1`) is not an error:
 //! the first write that finds the pipe closed ends the output quietly and
-//! the command finishes as it would have (a run is still stored, a torture
+//! the command finishes as it would have (a run is still stored, a check's
 //! verdict still sets the exit code), where `println!` would panic. Notes on
 //! a closed or failing stderr are dropped the same way.
 

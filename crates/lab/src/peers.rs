@@ -1,14 +1,10 @@
 //! Locks from outside locklab, measured beside it in the same process: the
-//! standard library's mutex, glibc's `pthread_mutex_t`, and two references
-//! for the uncontended path: the physical floor (one atomic swap plus one
-//! release store on an uncontended word: what any lock must at least pay)
-//! and the two-RMW floor (what a lock pays whose release must atomically
-//! check for waiters). `parking_lot` needs no adapter: it implements
-//! `lock_api::RawMutex` itself.
+//! standard library's mutex and reader-writer lock, glibc's
+//! `pthread_mutex_t` and `pthread_rwlock_t`. `parking_lot` needs no
+//! adapter: it implements `lock_api::RawMutex` itself.
 
 use crate::lablock::{LabLock, LabRwLock};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `std::sync::Mutex<()>` (futex-based on Linux).
 pub struct StdPeer(std::sync::Mutex<()>);
@@ -125,55 +121,5 @@ impl Drop for PthreadRwPeer {
     fn drop(&mut self) {
         // SAFETY: `&mut self`: nobody holds or waits for the lock.
         unsafe { libc::pthread_rwlock_destroy(self.0.get()) };
-    }
-}
-
-/// The physical floor of an uncontended acquire+release: one `swap` with
-/// Acquire and one Release store on a word no other thread touches. It is
-/// not a lock anyone should use (it never waits), so it is only measured by
-/// `bench uncontended`, never by the contended benchmarks or torture.
-pub struct Floor(AtomicBool);
-
-impl LabLock for Floor {
-    fn new() -> Self {
-        Floor(AtomicBool::new(false))
-    }
-
-    #[inline(always)]
-    fn with<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.0.swap(true, Ordering::Acquire);
-        let r = f();
-        self.0.store(false, Ordering::Release);
-        r
-    }
-}
-
-/// The floor of a lock whose release is itself a read-modify-write: a
-/// compare-exchange to take the word and another to give it back. A lock
-/// that keeps "held" and "who waits" in one word (K42, MCS, parking_lot)
-/// must release that way, since a plain store could erase a waiter that
-/// enqueued a moment before; only a lock whose waiters never write the
-/// holder's flag (test-and-set, ticket, qspinlock's locked byte, CLH's
-/// node) can release with a store. Measured only by `bench uncontended`.
-pub struct Floor2Rmw(AtomicBool);
-
-impl LabLock for Floor2Rmw {
-    fn new() -> Self {
-        Floor2Rmw(AtomicBool::new(false))
-    }
-
-    #[inline(always)]
-    fn with<R>(&self, f: impl FnOnce() -> R) -> R {
-        let taken = self
-            .0
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed);
-        let r = f();
-        let given = self
-            .0
-            .compare_exchange(true, false, Ordering::Release, Ordering::Relaxed);
-        // Nobody else touches the word: both always succeed. Checking keeps
-        // the compiler from treating either as a value nobody reads.
-        debug_assert!(taken.is_ok() && given.is_ok());
-        r
     }
 }

@@ -125,7 +125,7 @@ impl Progress {
 }
 
 impl Lines {
-    /// `progress: 12/48 reps (25 %), 31 s, about 1 min 33 s left; spin: tas × 2`.
+    /// `progress: 12/48 reps (25 %), 31 s, about 1 min 33 s left; tas × 2 threads`.
     fn line(&self, s: &LineState, now: Instant) -> String {
         let elapsed = now.duration_since(self.start).as_secs_f64();
         let pct = if self.total == 0 {
@@ -177,14 +177,14 @@ mod tests {
         let t0 = l.start;
         let s = LineState {
             done: 1,
-            step: "spin: tas × 2".into(),
+            step: "tas × 2 threads".into(),
             last: t0,
             finished: false,
         };
         let line = l.line(&s, t0 + Duration::from_secs(2));
         assert_eq!(
             line,
-            "progress: 1/4 reps (25 %), 2.0 s, about 6.0 s left; spin: tas × 2"
+            "progress: 1/4 reps (25 %), 2.0 s, about 6.0 s left; tas × 2 threads"
         );
         let done = LineState { done: 4, ..s };
         let line = l.line(&done, t0 + Duration::from_secs(75));

@@ -35,7 +35,7 @@ pub struct Machine {
 pub struct RunMeta {
     /// Store id; `None` until stored.
     pub id: Option<i64>,
-    /// What ran: `bench` (the standard suite), `bench spin`, `bench uncontended`.
+    /// What ran: the command's words, as `locklab runs` lists them.
     pub kind: String,
     /// The command line as typed.
     pub command: String,
@@ -64,7 +64,7 @@ pub struct Rep {
     pub total_ops: u64,
     /// `total_ops / wall_s`.
     pub throughput_ops_s: f64,
-    /// Nanoseconds per acquire+release (for `uncontended`: per pair, one thread).
+    /// Nanoseconds per operation (an acquire+release; per operation of one thread for a study with one).
     pub ns_per_op: f64,
     /// Acquisitions per thread.
     pub thread_ops: Vec<u64>,
@@ -87,19 +87,12 @@ pub struct Rep {
     /// closing, ns (a lower bound on the true longest wait; 0 if none).
     #[serde(default)]
     pub censored_ns: u64,
-    /// What only the hash-table benchmark measures (`None` for the other
-    /// benchmarks and for repetitions stored before schema 3). For `hash`
-    /// points the latency fields above are those of sampled lookups.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hash: Option<HashMetrics>,
-    /// What only the kernel IPC benchmark measures (`None` for the other
-    /// benchmarks and for repetitions stored before schema 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ipc: Option<IpcMetrics>,
-    /// What a `sim lhp` row measures (`None` for the benchmarks and for
-    /// repetitions stored before schema 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim: Option<SimMetrics>,
+    /// What only its study measures, under the study's key (see
+    /// [`StudyMetrics`]): empty for most studies. In JSON, each study's
+    /// metrics are a field of the repetition named by that key; the store
+    /// keeps them in one column.
+    #[serde(flatten)]
+    pub metrics: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Rep {
@@ -122,10 +115,21 @@ impl Rep {
             max_ns: 0,
             censored: 0,
             censored_ns: 0,
-            hash: None,
-            ipc: None,
-            sim: None,
+            metrics: serde_json::Map::new(),
         }
+    }
+
+    /// The metrics of study type `M`, if the repetition has them (and they
+    /// read back as `M`).
+    pub fn metrics_of<M: StudyMetrics>(&self) -> Option<M> {
+        let v = self.metrics.get(M::KEY)?;
+        serde_json::from_value(v.clone()).ok()
+    }
+
+    /// Sets the metrics of study type `M`.
+    pub fn set_metrics<M: StudyMetrics>(&mut self, m: &M) {
+        let v = serde_json::to_value(m).expect("study metrics serialise");
+        self.metrics.insert(M::KEY.to_string(), v);
     }
 
     /// The longest wait known: the longest that ended in the window, or
@@ -135,133 +139,26 @@ impl Rep {
     }
 }
 
-/// One repetition of one row of a `sim lhp` table: a case (its VMs) under a
-/// host policy, simulated with this repetition's seed (see
-/// `locklab_model::lhp::experiment` for what each metric means). For `sim`
-/// points the `Rep` fields around it describe the simulator's own work on
-/// this row: `wall_s` and `cpu_s` of the simulation, `total_ops` the events
-/// it processed and `throughput_ops_s` its events per second.
-///
-/// A number that does not exist (a throughput over a baseline of 0) is NaN
-/// here and `null` in JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SimMetrics {
-    /// The repetition's seed.
-    pub seed: u64,
-    /// Mean normalized throughput of the case's VMs.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub throughput_norm: f64,
-    /// `throughput_norm` over `none`'s in the same case and repetition.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub speedup: f64,
-    /// Speed-up of the VMs that take locks (`fairness`: hackbench's).
-    pub lock_speedup: Option<f64>,
-    /// Variance of CPU utilization across the lock-free VMs (or all loaded
-    /// VMs), percent².
-    #[serde(deserialize_with = "nan_if_null")]
-    pub util_variance: f64,
-    /// The request VM's median response time, µs (`latency`).
-    pub response_p50_us: Option<f64>,
-    /// Its 99th percentile, µs.
-    pub response_p99_us: Option<f64>,
-    /// Its median over `none`'s, minus 1 (−0.17: 17 % faster).
-    pub response_change: Option<f64>,
-    /// Share of the host's CPU time spent spinning on guest locks, 0 to 1.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub spin_share: f64,
-    /// Share spent in host context switches and VM exits, 0 to 1.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub overhead_share: f64,
-    /// PLE exits per simulated second.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ple_exits_s: f64,
-    /// Host context switches per simulated second.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub switches_s: f64,
-    /// Per VM of the case.
-    pub per_vm: Vec<SimVm>,
-    /// Events simulated by every simulation of this repetition, the
-    /// baselines included.
-    pub plan_events: u64,
-    /// Seconds those simulations took, summed over them (the simulator's
-    /// time, whatever the worker threads).
-    #[serde(deserialize_with = "nan_if_null")]
-    pub plan_sim_s: f64,
-    /// Wall-clock seconds the whole command spent simulating, every
-    /// repetition on every worker thread.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub run_wall_s: f64,
-}
-
-/// One VM of a `sim lhp` row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SimVm {
-    /// The VM's name (`oltp#2`).
-    pub name: String,
-    /// Its throughput over its baseline (the same VM alone under `none`).
-    #[serde(deserialize_with = "nan_if_null")]
-    pub throughput_norm: f64,
-    /// Its CPU utilization, percent of the host.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub util_pct: f64,
+/// What only one study measures in a repetition, beyond the fields every
+/// repetition has. A number that does not exist (NaN) is kept as `null`.
+pub trait StudyMetrics: Serialize + serde::de::DeserializeOwned {
+    /// The key they are kept under in [`Rep::metrics`]: the study's name
+    /// for them, unique among the studies.
+    const KEY: &'static str;
 }
 
 /// Reads a number that JSON wrote as `null` because it was NaN or infinite.
-fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+pub fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-/// One repetition's emulated-kernel counters over the measured window (see
-/// `bench::ipc`). `Rep::total_ops` counts one-way IPCs (system calls) and
-/// `Rep::ns_per_op` is the time one core spends per one-way IPC.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IpcMetrics {
-    /// Time-stamp ticks (TSC cycles) the window lasted.
-    pub ticks: u64,
-    /// Messages moved (replies included).
-    pub transfers: u64,
-    /// Context switches.
-    pub switches: u64,
-    /// Kernel critical sections timed (0 unless the point measured hold
-    /// times) and their total length in ticks.
-    pub holds: u64,
-    /// See `holds`.
-    pub hold_ticks: u64,
-    /// Times an idle core scheduled.
-    pub idle_entries: u64,
-    /// Timer preemptions.
-    pub preemptions: u64,
-    /// Kernel entries run as hardware transactions (elision).
-    pub elided: u64,
-    /// Kernel entries that took the fall-back lock (elision).
-    pub fallbacks: u64,
-    /// Transactions aborted (elision).
-    pub aborts: u64,
-}
-
-/// One repetition's hash-table measurements beyond throughput (see
-/// `bench::hash`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HashMetrics {
-    /// Lookups done by all threads.
-    pub lookups: u64,
-    /// Updates (replacements of an element) done by all threads.
-    pub updates: u64,
-    /// Peak of the bytes removed from the table but awaiting a grace period
-    /// (sampled about every millisecond); 0 for strategies that free at once.
-    pub backlog_peak_bytes: u64,
-    /// Peak growth of the heap in use over the repetition's start (its
-    /// table built), bytes, sampled about every millisecond by the lab's
-    /// counting allocator (`None` in runs stored before it counted).
-    pub mem_peak_bytes: Option<u64>,
 }
 
 /// One point: a lock at a thread count and parameter set, every repetition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
-    /// `spin` or `uncontended`.
+    /// The study's name (`Study::name`).
     pub bench: String,
-    /// Lock or peer name (`floor` for the uncontended physical floor).
+    /// Lock or peer name, or what else a study compares (a strategy, a
+    /// kernel variant, a policy, a reference).
     pub lock: String,
     /// Measuring threads.
     pub threads: u32,

@@ -55,20 +55,20 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "add the machine's cache-line round trip to runs (schema 2)",
         apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN machine_c2c_ns REAL;"),
     },
+    // Schemas 3 to 5 each added a column of one study's metrics (JSON) to
+    // reps; schema 7 folds such columns into one. A file migrating past
+    // them needs neither the columns nor the fold.
     Migration {
-        what: "add the hash-table metrics of a repetition to reps (schema 3)",
-        // JSON of `HashMetrics`; NULL for the other benchmarks.
-        apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN hash TEXT;"),
+        what: "a study's metrics column (schema 3, superseded by schema 7)",
+        apply: |_| Ok(()),
     },
     Migration {
-        what: "add the kernel IPC metrics of a repetition to reps (schema 4)",
-        // JSON of `IpcMetrics`; NULL for the other benchmarks.
-        apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN ipc TEXT;"),
+        what: "a study's metrics column (schema 4, superseded by schema 7)",
+        apply: |_| Ok(()),
     },
     Migration {
-        what: "add the simulated metrics of a sim lhp repetition to reps (schema 5)",
-        // JSON of `SimMetrics`; NULL for the benchmarks.
-        apply: |tx| tx.execute_batch("ALTER TABLE reps ADD COLUMN sim TEXT;"),
+        what: "a study's metrics column (schema 5, superseded by schema 7)",
+        apply: |_| Ok(()),
     },
     Migration {
         what: "add the waits still open at the window's closing to reps (schema 6)",
@@ -82,7 +82,63 @@ pub const MIGRATIONS: &[Migration] = &[
             )
         },
     },
+    Migration {
+        what: "keep every study's metrics of a repetition in one JSON column of reps (schema 7)",
+        apply: fold_metrics,
+    },
 ];
+
+/// The columns of `reps` as of schema 6 that every repetition has: any
+/// other column a file has is one study's metrics, as JSON, named by the
+/// study's key (schemas 3 to 5).
+const REP_COLUMNS: [&str; 17] = [
+    "id",
+    "point_id",
+    "rep",
+    "wall_s",
+    "cpu_s",
+    "total_ops",
+    "throughput_ops_s",
+    "ns_per_op",
+    "thread_ops",
+    "jain",
+    "p50_ns",
+    "p99_ns",
+    "p999_ns",
+    "max_ns",
+    "censored",
+    "censored_ns",
+    "metrics",
+];
+
+/// Schema 7: adds `reps.metrics`, a JSON object holding each study's
+/// metrics under the study's key (`{"key": {...}}`; NULL for none), and
+/// moves the per-study columns of older files into it under their column
+/// names, dropping them.
+fn fold_metrics(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch("ALTER TABLE reps ADD COLUMN metrics TEXT;")?;
+    let columns: Vec<String> = tx
+        .prepare("SELECT name FROM pragma_table_info('reps')")?
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for c in columns
+        .iter()
+        .filter(|c| !REP_COLUMNS.contains(&c.as_str()))
+    {
+        let q = format!("\"{}\"", c.replace('"', "\"\""));
+        // json_set, not json_patch: a merge patch would drop null members.
+        let path = format!("$.\"{}\"", c.replace('"', "\\\""));
+        tx.execute(
+            &format!(
+                "UPDATE reps SET metrics = json_set(COALESCE(metrics, '{{}}'), ?1, json({q}))
+                 WHERE {q} IS NOT NULL"
+            ),
+            [path],
+        )?;
+        tx.execute_batch(&format!("ALTER TABLE reps DROP COLUMN {q};"))?;
+    }
+    Ok(())
+}
 
 /// The newest schema version this build reads and writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -206,8 +262,8 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens an existing database to read it (`runs`, `show`, `plot`,
-    /// `model fit --run`): read-only, so that a user who may only read the
+    /// Opens an existing database to read it (`runs`, `show`, `plot`, a
+    /// study that reads stored runs): read-only, so that a user who may only read the
     /// file can, and nothing is changed or created. A path with no file, or
     /// an empty file, is an input error saying so. A database of an older
     /// schema is migrated first, which needs write access.
@@ -388,27 +444,18 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
-                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim,
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, metrics,
                         censored, censored_ns)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                        ?17, ?18)",
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                        ?16)",
                 )
                 .map_err(fail)?;
             for r in &p.reps {
                 let thread_ops = serde_json::Value::from(r.thread_ops.clone()).to_string();
-                let hash = r
-                    .hash
-                    .as_ref()
-                    .map(|h| serde_json::to_string(h).expect("hash metrics serialise"));
-                let ipc = r
-                    .ipc
-                    .as_ref()
-                    .map(|m| serde_json::to_string(m).expect("ipc metrics serialise"));
-                // NaN and infinite numbers become null, which reads back as NaN.
-                let sim = r
-                    .sim
-                    .as_ref()
-                    .map(|m| serde_json::to_string(m).expect("sim metrics serialise"));
+                // NULL for none; NaN and infinite numbers are already null,
+                // which reads back as NaN.
+                let metrics = (!r.metrics.is_empty())
+                    .then(|| serde_json::Value::Object(r.metrics.clone()).to_string());
                 insert
                     .execute(params![
                         point_id,
@@ -424,9 +471,7 @@ impl Store {
                         r.p99_ns as i64,
                         r.p999_ns as i64,
                         r.max_ns as i64,
-                        hash,
-                        ipc,
-                        sim,
+                        metrics,
                         r.censored as i64,
                         r.censored_ns as i64,
                     ])
@@ -531,7 +576,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op,
-                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc, sim,
+                        thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, metrics,
                         censored, censored_ns
                  FROM reps WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)
                  ORDER BY point_id, rep",
@@ -621,21 +666,12 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
     let bits = |i: usize| -> rusqlite::Result<u64> { Ok(row.get::<_, i64>(i)? as u64) };
     let thread_ops: Vec<u64> = serde_json::from_value(json_column(row, 7)?)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(7, Type::Text, Box::new(e)))?;
-    let hash = row
+    let metrics = row
         .get::<_, Option<String>>(13)?
         .map(|text| serde_json::from_str(&text))
         .transpose()
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(13, Type::Text, Box::new(e)))?;
-    let ipc = row
-        .get::<_, Option<String>>(14)?
-        .map(|text| serde_json::from_str(&text))
-        .transpose()
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(14, Type::Text, Box::new(e)))?;
-    let sim = row
-        .get::<_, Option<String>>(15)?
-        .map(|text| serde_json::from_str(&text))
-        .transpose()
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(15, Type::Text, Box::new(e)))?;
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(13, Type::Text, Box::new(e)))?
+        .unwrap_or_default();
     Ok(Rep {
         rep: row.get(1)?,
         wall_s: real(2)?,
@@ -649,11 +685,9 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         p99_ns: bits(10)?,
         p999_ns: bits(11)?,
         max_ns: bits(12)?,
-        censored: row.get::<_, Option<i64>>(16)?.unwrap_or(0) as u64,
-        censored_ns: row.get::<_, Option<i64>>(17)?.unwrap_or(0) as u64,
-        hash,
-        ipc,
-        sim,
+        censored: row.get::<_, Option<i64>>(14)?.unwrap_or(0) as u64,
+        censored_ns: row.get::<_, Option<i64>>(15)?.unwrap_or(0) as u64,
+        metrics,
     })
 }
 
@@ -940,15 +974,14 @@ fn hint(e: &rusqlite::Error) -> &'static str {
 mod tests {
     use super::*;
     use crate::error::EXIT_INPUT;
-    use crate::results::{HashMetrics, IpcMetrics, SimMetrics, SimVm};
     use proptest::prelude::*;
     use serde_json::json;
 
     fn meta() -> RunMeta {
         RunMeta {
             id: None,
-            kind: "bench spin".into(),
-            command: "locklab bench spin --threads 1,2".into(),
+            kind: "bench demo".into(),
+            command: "locklab bench demo --threads 1,2".into(),
             params: json!({"threads": [1, 2], "secs": 0.25, "cs_ns": 100, "dist": "exp",
                            "nested": {"x": [1.5, -2.25e-7, null, true]}}),
             machine: Machine {
@@ -987,15 +1020,13 @@ mod tests {
             max_ns: u64::MAX,
             censored: 3,
             censored_ns: 2_000_000,
-            hash: None,
-            ipc: None,
-            sim: None,
+            metrics: Default::default(),
         }
     }
 
     fn point(lock: &str, threads: u32) -> Point {
         Point {
-            bench: "spin".into(),
+            bench: "demo".into(),
             lock: lock.into(),
             threads,
             params: json!({"cs_ns": 100, "delay_ns": 0, "delay_dist": "exp", "secs": 0.25}),
@@ -1025,9 +1056,9 @@ mod tests {
         let mut store = Store::open(&db(&dir)).unwrap();
         let m = meta();
         let run = store.begin_run(&m).unwrap();
-        let mut uncontended = point("floor", 1);
-        uncontended.bench = "uncontended".into();
-        let points = vec![point("tas", 1), point("tas", 2), uncontended];
+        let mut other = point("floor", 1);
+        other.bench = "other".into();
+        let points = vec![point("tas", 1), point("tas", 2), other];
         for p in &points {
             store.add_point(run, p).unwrap();
         }
@@ -1335,7 +1366,7 @@ mod tests {
                     "INSERT INTO runs (kind, command, params, started, finished, complete,
                         machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
                         machine_rustc, machine_git_rev, machine_hostname)
-                     VALUES ('bench spin', 'locklab bench spin', '{}', 't0', NULL, 0,
+                     VALUES ('bench demo', 'locklab bench demo', '{}', 't0', NULL, 0,
                         'cpu', 2, NULL, 'k', 'r', 'g', 'h')",
                     [],
                 )
@@ -1350,11 +1381,17 @@ mod tests {
         assert!(points.is_empty());
     }
 
-    /// A file of schema 2 (before hash-table metrics) with a stored
-    /// repetition opens, migrates, and reads its repetitions back without
-    /// them; a hash repetition stored after the migration keeps its metrics.
+    /// A study's metrics, as a repetition keeps them.
+    fn metrics(key: &str, x: f64) -> serde_json::Map<String, serde_json::Value> {
+        let v = json!({ key: {"count": 900_u64, "rate": x, "none": null, "name": "n#1"} });
+        v.as_object().unwrap().clone()
+    }
+
+    /// A file of schema 2 (before any study's metrics) with a stored
+    /// repetition opens, migrates, and reads its repetitions back with no
+    /// metrics; a repetition stored after the migration keeps its metrics.
     #[test]
-    fn a_schema_2_file_gains_the_hash_metrics_column() {
+    fn a_schema_2_file_migrates_and_then_keeps_metrics() {
         let dir = tempfile::tempdir().unwrap();
         {
             let conn = Connection::open(db(&dir)).unwrap();
@@ -1376,10 +1413,10 @@ mod tests {
                     "INSERT INTO runs (kind, command, params, started, finished, complete,
                         machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
                         machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
-                     VALUES ('bench spin', 'locklab bench spin', '{}', 't0', NULL, 0,
+                     VALUES ('bench demo', 'locklab bench demo', '{}', 't0', NULL, 0,
                         'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL);
                      INSERT INTO points (run_id, bench, lock, threads, params)
-                     VALUES (1, 'spin', 'tas', 1, '{}');
+                     VALUES (1, 'demo', 'tas', 1, '{}');
                      INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
                         ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns)
                      VALUES (1, 0, 1.0, 1.0, 10, 10.0, 1e8, '[10]', 1.0, 1, 2, 3, 4);",
@@ -1391,112 +1428,41 @@ mod tests {
         assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
         let (_, points) = store.load(1).unwrap();
         assert_eq!(points[0].reps[0].total_ops, 10);
-        assert_eq!(points[0].reps[0].hash, None);
-        // Every later step ran too: the kernel IPC metrics column (schema 4)
-        // and the simulated metrics (schema 5).
-        assert_eq!(points[0].reps[0].ipc, None);
-        assert_eq!(points[0].reps[0].sim, None);
+        assert!(points[0].reps[0].metrics.is_empty());
 
         let run = store.begin_run(&meta()).unwrap();
         let mut p = point("bucket-spin", 2);
-        p.bench = "hash".into();
-        p.reps[1].hash = Some(HashMetrics {
-            lookups: 900,
-            updates: 100,
-            backlog_peak_bytes: 4096,
-            mem_peak_bytes: None,
-        });
+        p.reps[1].metrics = metrics("study", 0.5);
         store.add_point(run, &p).unwrap();
         assert_eq!(store.load(run).unwrap().1, vec![p]);
     }
 
-    fn sim_metrics(seed: u64) -> SimMetrics {
-        SimMetrics {
-            seed,
-            throughput_norm: 0.4125,
-            speedup: 2.95,
-            lock_speedup: Some(31.5),
-            util_variance: 1.0 / 3.0,
-            response_p50_us: None,
-            response_p99_us: None,
-            response_change: None,
-            spin_share: 0.25,
-            overhead_share: 0.0125,
-            ple_exits_s: 123_456.5,
-            switches_s: 9_876.25,
-            per_vm: vec![
-                SimVm {
-                    name: "oltp#1".into(),
-                    throughput_norm: 0.4,
-                    util_pct: 24.9,
-                },
-                SimVm {
-                    name: "oltp#2".into(),
-                    throughput_norm: f64::NAN,
-                    util_pct: 25.1,
-                },
-            ],
-            plan_events: 12_345_678,
-            plan_sim_s: 3.25,
-            run_wall_s: 1.5,
-        }
-    }
-
-    /// A point as `sim lhp` stores it: one repetition per seed.
-    fn sim_point(policy: &str) -> Point {
-        let mut p = point(policy, 4);
-        p.bench = "sim-lhp".into();
-        p.params = json!({"experiment": "performance", "pcpus": 8, "vcpus": 8});
-        for (i, r) in p.reps.iter_mut().enumerate() {
-            r.sim = Some(sim_metrics(1 + i as u64));
-        }
-        p
-    }
-
-    /// A sim point reads back whole; its NaN comes back as NaN.
-    fn same_sim_point(got: &Point, want: &Point) -> bool {
-        let strip = |p: &Point| {
-            let mut p = p.clone();
-            for r in &mut p.reps {
-                if let Some(m) = &mut r.sim {
-                    for v in &mut m.per_vm {
-                        v.throughput_norm = if v.throughput_norm.is_nan() {
-                            -1.0
-                        } else {
-                            v.throughput_norm
-                        };
-                    }
-                }
-            }
-            p
-        };
-        strip(got) == strip(want)
-    }
-
+    /// A metric that is NaN is kept as `null`: the repetition reads back
+    /// with `null` there (which a study reads as NaN).
     #[test]
-    fn a_sim_point_round_trips() {
+    fn a_nan_metric_reads_back_as_null() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&db(&dir)).unwrap();
         let run = store.begin_run(&meta()).unwrap();
-        let points = [sim_point("none"), sim_point("itcs")];
-        for p in &points {
-            store.add_point(run, p).unwrap();
+        let mut p = point("itcs", 4);
+        for r in &mut p.reps {
+            r.metrics = metrics("study", f64::NAN);
         }
+        store.add_point(run, &p).unwrap();
         let (_, got) = store.load(run).unwrap();
-        assert_eq!(got.len(), 2);
-        for (g, w) in got.iter().zip(&points) {
-            assert!(same_sim_point(g, w), "stored {w:?}\nread   {g:?}");
-        }
-        let m = got[1].reps[2].sim.as_ref().unwrap();
-        assert_eq!(m.seed, 3);
-        assert!(m.per_vm[1].throughput_norm.is_nan());
+        assert_eq!(
+            got[0].reps[2].metrics["study"]["rate"],
+            serde_json::Value::Null
+        );
+        assert_eq!(got[0].reps[2].metrics["study"]["count"], 900);
     }
 
-    /// A file of schema 4 (before simulated metrics) with a stored `bench
-    /// ipc` repetition opens, migrates to schema 5 keeping it, and then
-    /// stores and reads a sim repetition.
+    /// A file of schema 6, whose repetitions kept each study's metrics in
+    /// a column of their own (schemas 3 to 5 added them), opens and
+    /// migrates: each column's JSON moves into `metrics` under the
+    /// column's name, and the columns are gone.
     #[test]
-    fn a_schema_4_file_gains_the_sim_column() {
+    fn a_schema_6_file_folds_its_study_columns_into_metrics() {
         let dir = tempfile::tempdir().unwrap();
         {
             let conn = Connection::open(db(&dir)).unwrap();
@@ -1504,53 +1470,69 @@ mod tests {
                 conn,
                 path: db(&dir),
             };
-            let first_four: Vec<Migration> = MIGRATIONS[..4]
+            let first_six: Vec<Migration> = MIGRATIONS[..6]
                 .iter()
                 .map(|m| Migration {
                     what: m.what,
                     apply: m.apply,
                 })
                 .collect();
-            store.check_and_migrate(&first_four).unwrap();
+            store.check_and_migrate(&first_six).unwrap();
             store
                 .conn
                 .execute_batch(
-                    r#"INSERT INTO runs (kind, command, params, started, finished, complete,
+                    r#"ALTER TABLE reps ADD COLUMN alpha TEXT;
+                     ALTER TABLE reps ADD COLUMN beta TEXT;
+                     INSERT INTO runs (kind, command, params, started, finished, complete,
                         machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
                         machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
-                     VALUES ('bench ipc', 'locklab bench ipc', '{}', 't0', 't1', 1,
+                     VALUES ('k', 'locklab k', '{}', 't0', 't1', 1,
                         'cpu', 2, 2000000000, 'k', 'r', 'g', 'h', 80.5);
                      INSERT INTO points (run_id, bench, lock, threads, params)
-                     VALUES (1, 'ipc', 'bkl(clh)', 2, '{"mode": "multi"}');
+                     VALUES (1, 'b', 'l', 2, '{"mode": "multi"}');
                      INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
-                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, hash, ipc)
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, alpha, beta,
+                        censored, censored_ns)
                      VALUES (1, 0, 0.3, 0.6, 3000, 10000.0, 200.0, '[1500, 1500]', 1.0, 0, 0, 0, 0,
-                        NULL, '{"ticks": 600000000, "transfers": 3000, "switches": 10, "holds": 0,
-                        "hold_ticks": 0, "idle_entries": 1, "preemptions": 2, "elided": 0,
-                        "fallbacks": 0, "aborts": 0}');"#,
+                        NULL, '{"ticks": 600000000, "rate": null}', 2, 7),
+                        (1, 1, 0.3, 0.6, 3000, 10000.0, 200.0, '[1500, 1500]', 1.0, 0, 0, 0, 0,
+                        '{"seed": 3, "per_vm": [{"name": "a"}]}', NULL, NULL, NULL),
+                        (1, 2, 0.3, 0.6, 3000, 10000.0, 200.0, '[1500, 1500]', 1.0, 0, 0, 0, 0,
+                        NULL, NULL, 0, 0);"#,
                 )
                 .unwrap();
         }
-        assert_eq!(header(&db(&dir)).1, 4);
-        let mut store = Store::open(&db(&dir)).unwrap();
+        assert_eq!(header(&db(&dir)).1, 6);
+        let store = Store::open(&db(&dir)).unwrap();
         assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 6);
-        let (meta4, points) = store.load(1).unwrap();
-        assert!(meta4.complete);
-        assert_eq!(meta4.machine.c2c_round_trip_ns, Some(80.5));
-        assert_eq!(points[0].params, json!({"mode": "multi"}));
-        let r = &points[0].reps[0];
+        assert_eq!(SCHEMA_VERSION, 7);
+        let (meta6, points) = store.load(1).unwrap();
+        assert!(meta6.complete);
+        assert_eq!(meta6.machine.c2c_round_trip_ns, Some(80.5));
+        let reps = &points[0].reps;
         assert_eq!(
-            (r.total_ops, r.thread_ops.clone()),
-            (3000, vec![1500, 1500])
+            serde_json::Value::Object(reps[0].metrics.clone()),
+            json!({"beta": {"ticks": 600_000_000_u64, "rate": null}})
         );
-        assert_eq!(r.ipc.as_ref().map(|m| m.ticks), Some(600_000_000));
-        assert_eq!(r.sim, None);
-
-        let run = store.begin_run(&meta()).unwrap();
-        let p = sim_point("itcs");
-        store.add_point(run, &p).unwrap();
-        assert!(same_sim_point(&store.load(run).unwrap().1[0], &p));
+        assert_eq!((reps[0].censored, reps[0].censored_ns), (2, 7));
+        assert_eq!(
+            serde_json::Value::Object(reps[1].metrics.clone()),
+            json!({"alpha": {"seed": 3, "per_vm": [{"name": "a"}]}})
+        );
+        assert!(reps[2].metrics.is_empty());
+        let columns: Vec<String> = store
+            .conn
+            .prepare("SELECT name FROM pragma_table_info('reps')")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(
+            columns.iter().all(|c| REP_COLUMNS.contains(&c.as_str())),
+            "{columns:?}"
+        );
+        assert!(columns.iter().any(|c| c == "metrics"), "{columns:?}");
     }
 
     fn same_f64(a: f64, b: f64) -> bool {
@@ -1569,80 +1551,28 @@ mod tests {
             && same_f64(a.jain, b.jain)
             && (a.p50_ns, a.p99_ns, a.p999_ns, a.max_ns)
                 == (b.p50_ns, b.p99_ns, b.p999_ns, b.max_ns)
-            && a.hash == b.hash
-            && a.ipc == b.ipc
-            && match (&a.sim, &b.sim) {
-                (None, None) => true,
-                (Some(read), Some(stored)) => same_sim(stored, read),
-                _ => false,
-            }
+            && (a.censored, a.censored_ns) == (b.censored, b.censored_ns)
+            && a.metrics == b.metrics
     }
 
-    /// `b` is `a` read back: a number JSON cannot hold (NaN, ±infinity)
-    /// reads as NaN, or as `None` where it was optional.
-    fn same_sim(a: &SimMetrics, b: &SimMetrics) -> bool {
-        let num = |x: f64, y: f64| if x.is_finite() { x == y } else { y.is_nan() };
-        let opt = |x: Option<f64>, y: Option<f64>| match x {
-            Some(x) if x.is_finite() => y == Some(x),
-            _ => y.is_none(),
-        };
-        a.seed == b.seed
-            && num(a.throughput_norm, b.throughput_norm)
-            && num(a.speedup, b.speedup)
-            && opt(a.lock_speedup, b.lock_speedup)
-            && num(a.util_variance, b.util_variance)
-            && opt(a.response_p50_us, b.response_p50_us)
-            && opt(a.response_p99_us, b.response_p99_us)
-            && opt(a.response_change, b.response_change)
-            && num(a.spin_share, b.spin_share)
-            && num(a.overhead_share, b.overhead_share)
-            && num(a.ple_exits_s, b.ple_exits_s)
-            && num(a.switches_s, b.switches_s)
-            && a.per_vm.len() == b.per_vm.len()
-            && a.per_vm.iter().zip(&b.per_vm).all(|(x, y)| {
-                x.name == y.name
-                    && num(x.throughput_norm, y.throughput_norm)
-                    && num(x.util_pct, y.util_pct)
-            })
-            && a.plan_events == b.plan_events
-            && num(a.plan_sim_s, b.plan_sim_s)
-            && num(a.run_wall_s, b.run_wall_s)
-    }
-
-    fn any_sim() -> impl Strategy<Value = SimMetrics> {
+    /// Some study's metrics: numbers (NaN and infinities become null, as
+    /// when a study sets them), counts, names and lists, under one key.
+    fn any_metrics() -> impl Strategy<Value = serde_json::Map<String, serde_json::Value>> {
         use proptest::num::f64::ANY;
-        let opt = || proptest::option::of(ANY);
         (
-            any::<u64>(),
-            [ANY; 8],
-            (opt(), opt(), opt(), opt()),
-            proptest::collection::vec(("[a-z#0-9]{0,8}", ANY, ANY), 0..4),
-            any::<u64>(),
+            "[a-z_]{1,8}",
+            proptest::collection::vec(("[a-z_]{1,6}", ANY, any::<u64>(), "[a-z#0-9]{0,8}"), 0..4),
         )
-            .prop_map(|(seed, f, o, vms, events)| SimMetrics {
-                seed,
-                throughput_norm: f[0],
-                speedup: f[1],
-                lock_speedup: o.0,
-                util_variance: f[2],
-                response_p50_us: o.1,
-                response_p99_us: o.2,
-                response_change: o.3,
-                spin_share: f[3],
-                overhead_share: f[4],
-                ple_exits_s: f[5],
-                switches_s: f[6],
-                per_vm: vms
-                    .into_iter()
-                    .map(|(name, throughput_norm, util_pct)| SimVm {
-                        name,
-                        throughput_norm,
-                        util_pct,
-                    })
-                    .collect(),
-                plan_events: events,
-                plan_sim_s: f[7],
-                run_wall_s: f[7] / 3.0,
+            .prop_map(|(key, fields)| {
+                let mut m = serde_json::Map::new();
+                for (name, x, n, s) in fields {
+                    m.insert(format!("{name}_x"), serde_json::Value::from(x));
+                    m.insert(format!("{name}_n"), n.into());
+                    m.insert(format!("{name}_s"), json!([s, null]));
+                }
+                let mut outer = serde_json::Map::new();
+                outer.insert(key, serde_json::Value::Object(m));
+                outer
             })
     }
 
@@ -1654,9 +1584,7 @@ mod tests {
             proptest::collection::vec(any::<u64>(), 0..9),
             ANY,
             any::<[u64; 6]>(),
-            proptest::option::of(any::<([u64; 3], Option<u64>)>()),
-            proptest::option::of(any::<[u64; 10]>()),
-            proptest::option::of(any_sim()),
+            proptest::option::of(any_metrics()),
         )
             .prop_map(
                 |(
@@ -1665,9 +1593,7 @@ mod tests {
                     thread_ops,
                     jain,
                     p,
-                    hash,
-                    ipc,
-                    sim,
+                    metrics,
                 )| Rep {
                     rep,
                     wall_s,
@@ -1683,25 +1609,7 @@ mod tests {
                     max_ns: p[3],
                     censored: p[4],
                     censored_ns: p[5],
-                    hash: hash.map(|([lookups, updates, backlog], mem)| HashMetrics {
-                        lookups,
-                        updates,
-                        backlog_peak_bytes: backlog,
-                        mem_peak_bytes: mem,
-                    }),
-                    ipc: ipc.map(|m| IpcMetrics {
-                        ticks: m[0],
-                        transfers: m[1],
-                        switches: m[2],
-                        holds: m[3],
-                        hold_ticks: m[4],
-                        idle_entries: m[5],
-                        preemptions: m[6],
-                        elided: m[7],
-                        fallbacks: m[8],
-                        aborts: m[9],
-                    }),
-                    sim,
+                    metrics: metrics.unwrap_or_default(),
                 },
             )
     }

@@ -330,7 +330,8 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
 /// at 0 and 500 ns server delay and 1 to 4 cores, three repetitions each
 /// at `ipcs_per_ns(delay, cores)`, on a machine with a 2 GHz TSC.
 fn store_ipc_run(db: &Path, ipcs_per_ns: impl Fn(u64, u32) -> f64) {
-    use locklab_lab::results::{IpcMetrics, Machine, Point, Rep, RunMeta};
+    use locklab_lab::results::{Machine, Point, Rep, RunMeta};
+    use locklab_lab::studies::ipc::runner::IpcMetrics;
     let mut store = locklab_lab::store::Store::open(db).expect("database");
     let meta = RunMeta {
         id: None,
@@ -356,10 +357,13 @@ fn store_ipc_run(db: &Path, ipcs_per_ns: impl Fn(u64, u32) -> f64) {
                 threads: cores,
                 params: serde_json::json!({ "mode": "multi", "delay_ns": delay }),
                 reps: (0..3)
-                    .map(|rep| Rep {
-                        throughput_ops_s: x * 1e9,
-                        ipc: Some(IpcMetrics::default()),
-                        ..Rep::one_thread(rep, 1.0, 1.0, 1)
+                    .map(|rep| {
+                        let mut r = Rep {
+                            throughput_ops_s: x * 1e9,
+                            ..Rep::one_thread(rep, 1.0, 1.0, 1)
+                        };
+                        r.set_metrics(&IpcMetrics::default());
+                        r
                     })
                     .collect(),
             };

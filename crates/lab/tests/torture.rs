@@ -1,8 +1,8 @@
 //! The torture test must pass for every lock and must catch a broken one.
 
 use locklab_lab::lablock::{LabLock, LabRwLock};
-use locklab_lab::registry;
-use locklab_lab::torture::{self, TortureConfig};
+use locklab_lab::studies::torture::locks::{parse_torture_list, Tortured};
+use locklab_lab::studies::torture::runner::{self as torture, TortureConfig};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -15,10 +15,17 @@ fn cfg(secs: f64) -> TortureConfig {
     }
 }
 
+/// Every mutex (`rw` false) or every reader-writer lock of the registry,
+/// as `locklab torture` takes them.
+fn locks(rw: bool) -> Vec<Tortured> {
+    let all = parse_torture_list("all").expect("every lock");
+    all.into_iter().filter(|t| t.rw == rw).collect()
+}
+
 #[test]
 fn every_lock_survives_a_short_torture() {
-    for e in registry::all() {
-        let r = (e.torture)(&cfg(0.25));
+    for e in locks(false) {
+        let r = (e.run)(&cfg(0.25));
         assert!(r.ok(), "{}: {r:?}", e.info.name);
         assert!(r.acquisitions > 0, "{}: no progress", e.info.name);
         assert_eq!(r.per_thread.len(), 8);
@@ -27,14 +34,14 @@ fn every_lock_survives_a_short_torture() {
 
 #[test]
 fn every_rwlock_survives_a_short_torture_and_lets_readers_share() {
-    for e in registry::rw_all() {
+    for e in locks(true) {
         // Readers yield inside their sections now and then, so other
         // readers get in beside them unless the lock keeps them out. On a
         // loaded machine a short run may not see it: up to four runs, each
         // of which must be correct, and one of which must see sharing.
         let mut shared = false;
         for _ in 0..4 {
-            let r = (e.torture)(&cfg(0.25));
+            let r = (e.run)(&cfg(0.25));
             assert!(r.ok(), "{}: {r:?}", e.info.name);
             assert!(r.acquisitions > 0, "{}: no progress", e.info.name);
             if r.max_readers >= 2 {
@@ -156,7 +163,7 @@ fn torture_reports_a_hang_instead_of_hanging() {
 
 // ---- RCU (`locklab torture --rcu`) ----
 
-use locklab_lab::rcutorture::{self, RcuTortureConfig};
+use locklab_lab::studies::rcutorture::{self, RcuTortureConfig};
 use std::process::{Command, Output};
 
 fn rcu_cfg(secs: f64) -> RcuTortureConfig {

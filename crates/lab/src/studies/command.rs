@@ -1,0 +1,115 @@
+//! The study commands of the command line (`bench`, `torture`, `model`,
+//! `sim`): one variant per study, its arguments (and what running them
+//! does, [`RunCommand`]) in its folder.
+
+use super::{hash, ipc, lhp, model, sim_lhp, spin, torture, uncontended};
+use crate::cli::Cli;
+use crate::error::Result;
+use clap::{Args, Subcommand};
+
+/// What a study's arguments do when given: run the study, store what it
+/// measured, print it; the process exit code.
+pub trait RunCommand {
+    /// Runs the command with these arguments (`argv` is the command line
+    /// as typed, for the run's record).
+    fn run(&self, cli: &Cli, argv: &[String]) -> Result<i32>;
+}
+
+/// An enum of study commands, one variant per study, each holding the
+/// study's arguments, and the dispatch to their [`RunCommand`]: adding a
+/// study's command is one line here.
+macro_rules! commands {
+    ($(#[$meta:meta])* pub enum $name:ident {
+        $($(#[$vmeta:meta])* $variant:ident($args:ty),)*
+    }) => {
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$vmeta])* $variant($args),)*
+        }
+
+        impl RunCommand for $name {
+            fn run(&self, cli: &Cli, argv: &[String]) -> Result<i32> {
+                match self {
+                    $($name::$variant(a) => a.run(cli, argv),)*
+                }
+            }
+        }
+    };
+}
+
+commands! {
+    /// The commands that run a study.
+    #[derive(Debug, Subcommand)]
+    pub enum Command {
+        /// Run benchmarks; alone, the standard quick suite (uncontended, spin, lhp, and a short hash-table study).
+        #[command(display_order = 1)]
+        Bench(BenchArgs),
+        /// Check that locks exclude and never hang: many threads on non-atomic shadow data.
+        #[command(display_order = 2)]
+        Torture(torture::args::TortureArgs),
+        /// Queueing models of a lock: predict throughput from a service time and a delay, or fit them to a measured curve.
+        #[command(display_order = 6)]
+        Model(model::args::ModelArgs),
+        /// Simulators: `sim lhp` simulates lock-holder preemption in VMs under host scheduling policies (seed 004).
+        #[command(display_order = 7)]
+        Sim(SimArgs),
+    }
+}
+
+commands! {
+    /// The benchmarks.
+    #[derive(Debug, Subcommand)]
+    pub enum BenchKind {
+        /// Contention: threads take one lock in a loop with work inside and a delay outside.
+        Spin(spin::args::SpinArgs),
+        /// One thread: ns per acquire+release, against the atomic floor.
+        Uncontended(uncontended::args::UncontendedArgs),
+        /// Lock-holder preemption: the spin benchmark at one thread and 1, 2, 4, 8 × the cores, with each lock's preemption sensitivity.
+        Lhp(lhp::args::LhpArgs),
+        /// Hash-table lookups and updates under each synchronization strategy (seed 003: spinlocks, rwlocks, refcounts, brlock, seqlock, RCU-style peers).
+        Hash(hash::args::HashArgs),
+        /// The emulated microkernel's IPC path under each kernel concurrency control (seeds 000 and 002: none, big lock, fine-grained, elided).
+        Ipc(ipc::args::IpcArgs),
+    }
+}
+
+commands! {
+    /// The simulators.
+    #[derive(Debug, Subcommand)]
+    pub enum SimKind {
+        /// Lock-holder preemption in VMs: seed 004's experiments (or a scenario
+        /// file) simulated under each host policy, one row per policy.
+        Lhp(sim_lhp::args::SimLhpArgs),
+    }
+}
+
+/// `bench` and its kinds.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Which benchmark; none runs the standard quick suite.
+    #[command(subcommand)]
+    pub kind: Option<BenchKind>,
+}
+
+impl RunCommand for BenchArgs {
+    fn run(&self, cli: &Cli, argv: &[String]) -> Result<i32> {
+        match &self.kind {
+            Some(kind) => kind.run(cli, argv),
+            None => super::suite::command(cli, argv),
+        }
+    }
+}
+
+/// `sim` and its kinds.
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Which simulator.
+    #[command(subcommand)]
+    pub kind: SimKind,
+}
+
+impl RunCommand for SimArgs {
+    fn run(&self, cli: &Cli, argv: &[String]) -> Result<i32> {
+        self.kind.run(cli, argv)
+    }
+}

@@ -1,0 +1,131 @@
+//! `bench uncontended`: one thread, nanoseconds per acquire+release of
+//! every lock and peer, beside the physical floor the ratios refer to
+//! ([`runner`] measures one repetition).
+
+pub mod args;
+pub mod floor;
+pub mod report;
+pub mod runner;
+
+use crate::cli::Cli;
+use crate::error::{LabError, Result};
+use crate::progress::Progress;
+use crate::registry::{self, Entry};
+use crate::results::{Point, Rep, RunMeta};
+use crate::run::{progress_quiet, stored_run};
+use crate::studies::Study;
+use crate::sweep::{Group, RepRun};
+use args::UncontendedArgs;
+use floor::{Floor, Floor2Rmw};
+use serde_json::{json, Value};
+
+/// The name its points are stored under.
+pub const BENCH: &str = "uncontended";
+
+/// The lock name of the physical floor that ratios refer to.
+pub const FLOOR: &str = "floor";
+
+/// One repetition of the uncontended benchmark for one lock.
+pub type RepFn = fn(&runner::Config) -> std::result::Result<Rep, String>;
+
+/// The references every uncontended comparison measures besides the locks:
+/// the physical floor (which ratios refer to) and the two-RMW floor.
+pub const REFERENCES: [(&str, RepFn); 2] = [
+    (FLOOR, runner::run_rep::<Floor>),
+    ("floor-2rmw", runner::run_rep::<Floor2Rmw>),
+];
+
+/// The uncontended comparison: every lock, plus the references.
+pub struct UncontendedPlan {
+    /// Locks, in display order.
+    pub locks: Vec<&'static Entry>,
+    /// Repetitions per lock.
+    pub reps: u32,
+    /// Target seconds per repetition.
+    pub cfg: runner::Config,
+}
+
+impl UncontendedPlan {
+    /// Repetitions to run, for progress.
+    pub fn units(&self) -> u64 {
+        (self.locks.len() + REFERENCES.len()) as u64 * self.reps as u64
+    }
+}
+
+struct Runs;
+impl registry::MutexMaker<RepFn> for Runs {
+    fn make<L: crate::lablock::LabLock>(&self) -> RepFn {
+        runner::run_rep::<L>
+    }
+}
+
+/// The repetition of every mutex, in the registry's order.
+fn runs() -> &'static [RepFn] {
+    static RUNS: std::sync::OnceLock<Vec<RepFn>> = std::sync::OnceLock::new();
+    RUNS.get_or_init(|| registry::per_mutex(Runs))
+}
+
+/// Runs the uncontended comparison: the references, then every lock, one
+/// repetition of each in turn. Returns `Ok(false)` if interrupted.
+pub fn run(
+    plan: &UncontendedPlan,
+    progress: &Progress,
+    sink: &mut dyn FnMut(Point) -> Result<()>,
+) -> Result<bool> {
+    let _companion = runner::Companion::start();
+    let cfg = &plan.cfg;
+    let references = REFERENCES.iter().copied();
+    let locks = plan.locks.iter().map(|e| (e.info.name, runs()[e.index]));
+    let group = Group {
+        bench: BENCH,
+        threads: 1,
+        params: serde_json::to_value(cfg).expect("config serialises"),
+        reps: plan.reps,
+        contenders: references
+            .chain(locks)
+            .map(|(name, run)| (name.to_string(), Box::new(move || run(cfg)) as RepRun<'_>))
+            .collect(),
+    };
+    group.run(
+        progress,
+        |name, _| format!("uncontended: {name}"),
+        |name, e| LabError::failed(format!("bench uncontended: {name}: {e}")),
+        sink,
+    )
+}
+
+/// `bench uncontended`: measures and stores; returns the exit code.
+pub fn command(cli: &Cli, argv: &[String], a: &UncontendedArgs) -> Result<i32> {
+    let plan = UncontendedPlan {
+        locks: crate::studies::locks::parse_list(&a.locks)?,
+        reps: a.reps,
+        cfg: runner::Config { secs: a.secs },
+    };
+    let params = json!({ "locks": registry::names_of(&plan.locks), "reps": plan.reps, "uncontended": plan.cfg });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, "bench uncontended", params, &progress, |sink| {
+        run(&plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
+/// The study's reports.
+pub struct Uncontended;
+
+impl Study for Uncontended {
+    fn name(&self) -> &'static str {
+        BENCH
+    }
+
+    fn text(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], all: &[Point]) {
+        for (params, group) in crate::report::by_params(points) {
+            out.push('\n');
+            report::table(out, params, &group, all);
+        }
+    }
+
+    fn point_json(&self, _meta: &RunMeta, p: &Point, _of_study: &[&Point], all: &[Point]) -> Value {
+        json!({ "ratio_to_floor": report::ratio_to_floor(p, all).map_or(Value::Null, Value::from) })
+    }
+}

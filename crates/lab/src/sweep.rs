@@ -1,0 +1,111 @@
+//! The loop that runs a study's points: the repetitions of every contender
+//! interleaved (so drift on a shared machine hits all contenders alike),
+//! each repetition measured by [`crate::measure`] (its own warm-up on its
+//! own lock and threads, then one window), progress with an ETA, and each
+//! finished point handed to a sink (the results store) at once, so an
+//! interrupted sweep keeps what it finished.
+
+use crate::error::{LabError, Result};
+use crate::measure::{Measured, Span};
+use crate::progress::Progress;
+use crate::results::{Point, Rep};
+use serde_json::Value;
+
+/// One repetition of one contender: `Err` says why it is not a measurement
+/// (a latency beyond the histograms, a broken invariant).
+pub type RepRun<'a> = Box<dyn Fn() -> std::result::Result<Rep, String> + 'a>;
+
+/// One point per contender, measured side by side: every contender's
+/// repetitions, interleaved.
+pub struct Group<'a> {
+    /// The study's name, stored with each point.
+    pub bench: &'a str,
+    /// Threads (or cores) of every point.
+    pub threads: u32,
+    /// The parameters every point of the group shares.
+    pub params: Value,
+    /// Repetitions per point.
+    pub reps: u32,
+    /// Each contender's name (the point's `lock`) and one repetition of it.
+    pub contenders: Vec<(String, RepRun<'a>)>,
+}
+
+impl Group<'_> {
+    /// Runs the group: `step` names a contender's repetition (from 1) for
+    /// the progress line, `failed` makes its error a failed check. Returns
+    /// `Ok(false)` if interrupted, before any of the group's points is
+    /// stored.
+    pub fn run(
+        self,
+        progress: &Progress,
+        step: impl Fn(&str, u32) -> String,
+        failed: impl Fn(&str, String) -> LabError,
+        sink: &mut dyn FnMut(Point) -> Result<()>,
+    ) -> Result<bool> {
+        let mut per: Vec<Vec<Rep>> = vec![Vec::new(); self.contenders.len()];
+        for rep in 0..self.reps {
+            for ((name, run), reps) in self.contenders.iter().zip(&mut per) {
+                if crate::interrupt::requested() {
+                    return Ok(false);
+                }
+                progress.step(step(name, rep + 1));
+                let r = run();
+                // A repetition cut short by Ctrl-C is not a measurement.
+                if crate::interrupt::requested() {
+                    return Ok(false);
+                }
+                reps.push(r.map_err(|e| failed(name, e))?);
+                progress.done_one();
+            }
+        }
+        for ((name, _), reps) in self.contenders.into_iter().zip(per) {
+            sink(Point {
+                bench: self.bench.into(),
+                lock: name,
+                threads: self.threads,
+                params: self.params.clone(),
+                reps: stamp(reps),
+            })?;
+        }
+        Ok(true)
+    }
+}
+
+/// One repetition from its window and what its workers measured in it:
+/// operations per worker, CPU seconds and latencies over the same window.
+/// `Err` names a latency beyond the histograms' range.
+pub fn rep_of(span: &Span, measured: &[Measured]) -> std::result::Result<Rep, String> {
+    let lat = crate::measure::latency(measured)?;
+    let thread_ops: Vec<u64> = measured.iter().map(|m| m.ops).collect();
+    let total_ops: u64 = thread_ops.iter().sum();
+    let wall_s = span.wall_s;
+    Ok(Rep {
+        rep: 0,
+        wall_s,
+        cpu_s: span.cpu_total_s(),
+        total_ops,
+        throughput_ops_s: total_ops as f64 / wall_s,
+        ns_per_op: if total_ops == 0 {
+            f64::INFINITY
+        } else {
+            wall_s * 1e9 / total_ops as f64
+        },
+        jain: crate::results::jain(&thread_ops),
+        thread_ops,
+        p50_ns: lat.p50_ns,
+        p99_ns: lat.p99_ns,
+        p999_ns: lat.p999_ns,
+        max_ns: lat.max_ns,
+        censored: lat.censored,
+        censored_ns: lat.censored_ns,
+        metrics: Default::default(),
+    })
+}
+
+/// Numbers the repetitions in order, from 0.
+fn stamp(mut reps: Vec<Rep>) -> Vec<Rep> {
+    for (i, r) in reps.iter_mut().enumerate() {
+        r.rep = i as u32;
+    }
+    reps
+}
