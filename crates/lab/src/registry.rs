@@ -304,6 +304,50 @@ pub fn names_of(locks: &[&Entry]) -> Vec<&'static str> {
 mod tests {
     use super::*;
 
+    /// A study's table from [`per_mutex`] has one function per entry, in
+    /// the entries' order: the function at `Entry::index` is the one made
+    /// for that entry's type.
+    #[test]
+    fn a_study_table_lines_up_with_the_entries() {
+        struct TypeName;
+        impl MutexMaker<&'static str> for TypeName {
+            fn make<L: LabLock>(&self) -> &'static str {
+                std::any::type_name::<L>()
+            }
+        }
+        struct RwTypeName;
+        impl RwMaker<&'static str> for RwTypeName {
+            fn make<L: LabRwLock>(&self) -> &'static str {
+                std::any::type_name::<L>()
+            }
+        }
+        let types = per_mutex(TypeName);
+        assert_eq!(types.len(), all().len());
+        let ticket = all().iter().find(|e| e.info.name == "ticket").unwrap();
+        assert!(
+            types[ticket.index].ends_with("RawTicket>"),
+            "{}",
+            types[ticket.index]
+        );
+        let pthread = all().iter().find(|e| e.info.name == "pthread").unwrap();
+        assert!(
+            types[pthread.index].ends_with("PthreadPeer"),
+            "{}",
+            types[pthread.index]
+        );
+        for (i, e) in all().iter().enumerate() {
+            assert_eq!(e.index, i);
+        }
+        let rw = per_rwlock(RwTypeName);
+        assert_eq!(rw.len(), rw_all().len());
+        let rwsem = rw_all().iter().find(|e| e.info.name == "rwsem").unwrap();
+        assert!(
+            rw[rwsem.index].ends_with("RawRwSem>"),
+            "{}",
+            rw[rwsem.index]
+        );
+    }
+
     #[test]
     fn peers_are_marked() {
         for e in all() {

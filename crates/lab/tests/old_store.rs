@@ -1,0 +1,47 @@
+//! A database written by an older locklab (schema 6, before the studies'
+//! metrics moved into one column: `tests/data/schema6/`, made by `bench
+//! hash`, `bench ipc`, `sim lhp` (latency, then fairness, whose metrics
+//! hold nulls) and `bench uncontended` of that build) opens, migrates and
+//! shows exactly what that build showed (`show N` and `show N --json`,
+//! saved beside it).
+
+mod common;
+
+use common::{locklab, stdout, tmp};
+use std::path::Path;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/schema6")
+        .join(name)
+}
+
+#[test]
+fn a_schema_6_database_shows_what_its_build_showed() {
+    let (_dir, db) = tmp();
+    std::fs::copy(fixture("locklab.db"), &db).expect("copy of the old database");
+    for run in ["1", "2", "3", "4", "5"] {
+        for json in [false, true] {
+            let mut args = vec!["show", run];
+            if json {
+                args.push("--json");
+            }
+            let o = locklab(&db, &args);
+            assert!(o.status.success(), "show {run}: {o:?}");
+            let want = std::fs::read_to_string(fixture(&format!(
+                "show{run}.{}",
+                if json { "json" } else { "txt" }
+            )))
+            .expect("saved output");
+            assert_eq!(stdout(&o), want, "show {run} (json: {json})");
+        }
+    }
+    // The metrics kept their keys: the hash-table run's repetitions carry
+    // theirs, and the file is at this build's schema now.
+    let o = locklab(&db, &["show", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let rep = &v["points"][0]["repetitions"][0];
+    assert!(rep["hash"]["lookups"].as_u64().unwrap() > 0, "{rep}");
+    let o = locklab(&db, &["runs"]);
+    assert_eq!(stdout(&o).lines().count(), 5);
+}
