@@ -1431,7 +1431,7 @@ mod tests {
         assert!(points[0].reps[0].metrics.is_empty());
 
         let run = store.begin_run(&meta()).unwrap();
-        let mut p = point("bucket-spin", 2);
+        let mut p = point("lock-a", 2);
         p.reps[1].metrics = metrics("study", 0.5);
         store.add_point(run, &p).unwrap();
         assert_eq!(store.load(run).unwrap().1, vec![p]);
