@@ -1,0 +1,51 @@
+//! `liblocklab_preload.so`: an unmodified program's pthread locks replaced
+//! by locklab's. Loaded with `LD_PRELOAD`, it defines the C library's
+//! mutex, condition variable, reader-writer lock and spin lock functions,
+//! so the program's calls land here:
+//!
+//! ```text
+//! LD_PRELOAD=target/release/liblocklab_preload.so LOCKLAB_LOCK=mcs LOCKLAB_RWLOCK=rw-fair ./program
+//! ```
+//!
+//! `LOCKLAB_LOCK` names the mutex (any of `locklab locks`' mutexes, or
+//! `pthread` for the C library's own), `LOCKLAB_RWLOCK` the reader-writer
+//! lock (or `pthread-rw`, the default). A bad or missing `LOCKLAB_LOCK`
+//! ends the program at start-up with one line naming the value and the
+//! valid names, exit code 2 ([`config`]).
+//!
+//! What stays the C library's: process-shared, robust and
+//! priority-protocol mutexes, process-shared condition variables and
+//! reader-writer locks (each marked as such in the object by the C
+//! library's own init, and recognized on every call); spin locks, unless
+//! the chosen mutex only spins and fits in an `int` ([`spin`]).
+//!
+//! Where a lock's state lives and why there is no table on the lock path:
+//! [`slot`]. How a condition variable works with any mutex: [`cond`].
+//! The timed forms poll ([`slot::poll_until`]): `lock_api`'s raw traits
+//! have no deadline.
+//!
+//! Nothing unwinds into C: the one call that can panic (a condition
+//! variable waited on with two mutexes at once) is caught and returns
+//! `EINVAL`.
+
+pub mod cond;
+pub mod config;
+pub mod mutex;
+pub mod ops;
+pub mod real;
+pub mod rwlock;
+pub mod slot;
+pub mod spin;
+
+/// Run as the library is loaded: the configuration is read (a bad value
+/// ends the program before it starts), and a forked child forgets its
+/// parent's thread id.
+extern "C" fn at_load() {
+    config::at_load();
+    // SAFETY: registers a handler that only clears a thread-local cell.
+    unsafe { libc::pthread_atfork(None, None, Some(slot::forget_tid_in_child)) };
+}
+
+#[used]
+#[link_section = ".init_array"]
+static AT_LOAD: extern "C" fn() = at_load;

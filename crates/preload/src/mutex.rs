@@ -1,0 +1,395 @@
+//! `pthread_mutex_*` over the chosen mutex.
+//!
+//! The object is glibc's `pthread_mutex_t` (40 bytes on x86-64). Its
+//! `__kind` word (offset 16) keeps glibc's meaning, so that the static
+//! initializers (`PTHREAD_MUTEX_INITIALIZER`, and the recursive and
+//! error-checking ones, which set only `__kind`) need no init call, and so
+//! that an object glibc set up itself (process-shared, robust, or with a
+//! priority protocol: those bits of `__kind`) is recognized on every call
+//! and handed back to glibc. The rest is ours:
+//!
+//! | offset | glibc       | here                                      |
+//! |--------|-------------|-------------------------------------------|
+//! | 0      | `__lock`    | owner's thread id (recursive, error-checking) |
+//! | 4      | `__count`   | recursion count                           |
+//! | 12     | `__nusers`  | state word of the cell ([`crate::slot`])  |
+//! | 16     | `__kind`    | type, and glibc's flags                   |
+//! | 24..40 | `__list`    | the cell, or its block's address          |
+
+use crate::config;
+use crate::ops::MutexOps;
+use crate::{real, slot};
+use core::ffi::c_int;
+use core::sync::atomic::Ordering;
+use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec};
+
+const OWNER: usize = 0;
+const COUNT: usize = 4;
+const STATE: usize = 12;
+const KIND: usize = 16;
+const ROOM: usize = 24;
+
+/// glibc's `__kind` flags of the objects it keeps: robust, priority
+/// inheritance, priority protection, process-shared.
+const GLIBC_ONLY: i32 = 16 | 32 | 64 | 128;
+const RECURSIVE: i32 = libc::PTHREAD_MUTEX_RECURSIVE;
+const ERRORCHECK: i32 = libc::PTHREAD_MUTEX_ERRORCHECK;
+
+/// How a call treats an object.
+pub enum Mutex {
+    /// The C library's (passthrough, or an object only it can keep).
+    Glibc,
+    /// Ours: its cell, and its type (0, or recursive or error-checking).
+    Ours(*mut u8, i32),
+}
+
+/// # Safety
+/// `m` points to a live `pthread_mutex_t`.
+#[inline]
+unsafe fn kind(m: *mut pthread_mutex_t) -> i32 {
+    // SAFETY: the kind word of a live object (read atomically: only init
+    // and destroy write it, but a racing reader must not tear it).
+    unsafe { slot::owner(m.cast::<u8>().add(KIND)) }.load(Ordering::Relaxed)
+}
+
+/// What to do with `m` under `ops`.
+///
+/// # Safety
+/// `m` points to a live `pthread_mutex_t`.
+#[inline]
+pub unsafe fn classify(m: *mut pthread_mutex_t, ops: &MutexOps) -> Mutex {
+    if config::is_pass(ops) {
+        return Mutex::Glibc;
+    }
+    // SAFETY: the caller's contract.
+    let k = unsafe { kind(m) };
+    if k & GLIBC_ONLY != 0 {
+        return Mutex::Glibc;
+    }
+    let base = m.cast::<u8>();
+    // SAFETY: the state word and the room are inside the object, aligned.
+    let cell = unsafe {
+        slot::cell(
+            base.add(STATE),
+            base.add(ROOM),
+            ops.size,
+            ops.align,
+            ops.init,
+        )
+    };
+    Mutex::Ours(cell, k & 3)
+}
+
+/// Acquires an object of ours for the calling thread.
+///
+/// # Safety
+/// `m` is ours (`cell` from [`classify`]) and live.
+unsafe fn lock_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &MutexOps) -> c_int {
+    let base = m.cast::<u8>();
+    // SAFETY: the owner word of a live object.
+    let owner = unsafe { slot::owner(base.add(OWNER)) };
+    match ty {
+        RECURSIVE | ERRORCHECK => {
+            let me = slot::tid();
+            if owner.load(Ordering::Relaxed) == me {
+                if ty == ERRORCHECK {
+                    return libc::EDEADLK;
+                }
+                // SAFETY: the count is the owner's, and we are it.
+                let count = unsafe { &mut *base.add(COUNT).cast::<u32>() };
+                if *count == u32::MAX {
+                    return libc::EAGAIN;
+                }
+                *count += 1;
+                return 0;
+            }
+            // SAFETY: a cell of `ops`.
+            unsafe { (ops.lock)(cell) };
+            owner.store(me, Ordering::Relaxed);
+            // SAFETY: we own it now.
+            unsafe { *base.add(COUNT).cast::<u32>() = 1 };
+            0
+        }
+        _ => {
+            // SAFETY: a cell of `ops`.
+            unsafe { (ops.lock)(cell) };
+            0
+        }
+    }
+}
+
+/// As [`lock_ours`], without waiting: `EBUSY` if held.
+///
+/// # Safety
+/// As for [`lock_ours`].
+unsafe fn try_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &MutexOps) -> c_int {
+    let base = m.cast::<u8>();
+    // SAFETY: the owner word of a live object.
+    let owner = unsafe { slot::owner(base.add(OWNER)) };
+    if ty == RECURSIVE || ty == ERRORCHECK {
+        let me = slot::tid();
+        if owner.load(Ordering::Relaxed) == me {
+            if ty == ERRORCHECK {
+                return libc::EBUSY;
+            }
+            // SAFETY: as in `lock_ours`.
+            let count = unsafe { &mut *base.add(COUNT).cast::<u32>() };
+            if *count == u32::MAX {
+                return libc::EAGAIN;
+            }
+            *count += 1;
+            return 0;
+        }
+        // SAFETY: a cell of `ops`.
+        if !unsafe { (ops.try_lock)(cell) } {
+            return libc::EBUSY;
+        }
+        owner.store(me, Ordering::Relaxed);
+        // SAFETY: we own it now.
+        unsafe { *base.add(COUNT).cast::<u32>() = 1 };
+        return 0;
+    }
+    // SAFETY: a cell of `ops`.
+    if unsafe { (ops.try_lock)(cell) } {
+        0
+    } else {
+        libc::EBUSY
+    }
+}
+
+/// Releases an object of ours: `EPERM` if a recursive or error-checking
+/// one is not the caller's. With `all`, a recursive mutex is released
+/// whatever its count, which is returned (for a condition wait).
+///
+/// # Safety
+/// As for [`lock_ours`].
+pub unsafe fn unlock_ours(
+    m: *mut pthread_mutex_t,
+    cell: *mut u8,
+    ty: i32,
+    ops: &MutexOps,
+    all: bool,
+) -> Result<u32, c_int> {
+    let base = m.cast::<u8>();
+    if ty == RECURSIVE || ty == ERRORCHECK {
+        // SAFETY: the owner word of a live object.
+        let owner = unsafe { slot::owner(base.add(OWNER)) };
+        if owner.load(Ordering::Relaxed) != slot::tid() {
+            return Err(libc::EPERM);
+        }
+        // SAFETY: the count is ours: we own the mutex.
+        let count = unsafe { &mut *base.add(COUNT).cast::<u32>() };
+        let held = *count;
+        if ty == RECURSIVE && !all && held > 1 {
+            *count -= 1;
+            return Ok(held);
+        }
+        *count = 0;
+        owner.store(0, Ordering::Relaxed);
+        // SAFETY: we hold it.
+        unsafe { (ops.unlock)(cell) };
+        return Ok(held);
+    }
+    // SAFETY: the caller holds it (POSIX leaves anything else undefined
+    // for the default type, as glibc does).
+    unsafe { (ops.unlock)(cell) };
+    Ok(1)
+}
+
+/// Takes back an object of ours after a condition wait, with the
+/// recursion count it had.
+///
+/// # Safety
+/// As for [`lock_ours`].
+pub unsafe fn relock_ours(
+    m: *mut pthread_mutex_t,
+    cell: *mut u8,
+    ty: i32,
+    ops: &MutexOps,
+    count: u32,
+) {
+    // SAFETY: the caller's contract; `lock_ours` cannot fail here: the
+    // caller does not hold it.
+    unsafe { lock_ours(m, cell, ty, ops) };
+    if ty == RECURSIVE {
+        // SAFETY: ours again.
+        unsafe { *m.cast::<u8>().add(COUNT).cast::<u32>() = count.max(1) };
+    }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_mutex_init`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_init(
+    m: *mut pthread_mutex_t,
+    attr: *const pthread_mutexattr_t,
+) -> c_int {
+    let ops = config::mutex();
+    if config::is_pass(ops) {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_mutex_init(m, attr) };
+    }
+    let mut ty = libc::PTHREAD_MUTEX_NORMAL;
+    if !attr.is_null() {
+        let (mut pshared, mut robust, mut protocol) = (0, 0, 0);
+        // SAFETY: a live attribute object, read by the C library.
+        unsafe {
+            pthread_mutexattr_gettype(attr, &mut ty);
+            libc::pthread_mutexattr_getpshared(attr, &mut pshared);
+            pthread_mutexattr_getrobust(attr, &mut robust);
+            pthread_mutexattr_getprotocol(attr, &mut protocol);
+        }
+        if pshared != libc::PTHREAD_PROCESS_PRIVATE || robust != 0 || protocol != 0 {
+            // Only the C library keeps these: its kind flags mark the
+            // object, and every call goes back to it.
+            // SAFETY: passed through as is.
+            return unsafe { real::__pthread_mutex_init(m, attr) };
+        }
+    }
+    // SAFETY: POSIX: `m` points to a mutex object to initialize.
+    unsafe {
+        m.cast::<u8>()
+            .write_bytes(0, core::mem::size_of::<pthread_mutex_t>());
+        slot::owner(m.cast::<u8>().add(KIND)).store(ty & 3, Ordering::Relaxed);
+    }
+    0
+}
+
+extern "C" {
+    fn pthread_mutexattr_gettype(a: *const pthread_mutexattr_t, t: *mut c_int) -> c_int;
+    fn pthread_mutexattr_getrobust(a: *const pthread_mutexattr_t, r: *mut c_int) -> c_int;
+    fn pthread_mutexattr_getprotocol(a: *const pthread_mutexattr_t, p: *mut c_int) -> c_int;
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_mutex_destroy`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
+    let ops = config::mutex();
+    // SAFETY: POSIX: a live mutex.
+    if config::is_pass(ops) || unsafe { kind(m) } & GLIBC_ONLY != 0 {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_mutex_destroy(m) };
+    }
+    let base = m.cast::<u8>();
+    // SAFETY: a live object of ours.
+    if unsafe { slot::owner(base.add(OWNER)) }.load(Ordering::Relaxed) != 0 {
+        return libc::EBUSY;
+    }
+    // SAFETY: POSIX: nobody uses a mutex being destroyed.
+    unsafe { slot::tear_down(base.add(STATE), base.add(ROOM), ops.size, ops.align) };
+    0
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_mutex_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
+    let ops = config::mutex();
+    // SAFETY: POSIX: a live mutex.
+    match unsafe { classify(m, ops) } {
+        // SAFETY: passed through as is.
+        Mutex::Glibc => unsafe { real::__pthread_mutex_lock(m) },
+        // SAFETY: ours, live.
+        Mutex::Ours(cell, ty) => unsafe { lock_ours(m, cell, ty, ops) },
+    }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_mutex_trylock`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
+    let ops = config::mutex();
+    // SAFETY: POSIX: a live mutex.
+    match unsafe { classify(m, ops) } {
+        // SAFETY: passed through as is.
+        Mutex::Glibc => unsafe { real::__pthread_mutex_trylock(m) },
+        // SAFETY: ours, live.
+        Mutex::Ours(cell, ty) => unsafe { try_ours(m, cell, ty, ops) },
+    }
+}
+
+/// The timed forms over an object of ours: try at once, then poll until
+/// the deadline.
+///
+/// # Safety
+/// As for [`lock_ours`]; `abs` readable.
+unsafe fn timed_ours(
+    m: *mut pthread_mutex_t,
+    cell: *mut u8,
+    ty: i32,
+    ops: &MutexOps,
+    clock: libc::clockid_t,
+    abs: *const timespec,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    match unsafe { try_ours(m, cell, ty, ops) } {
+        libc::EBUSY => {}
+        r => return r,
+    }
+    if ty == ERRORCHECK
+        // SAFETY: the owner word of a live object.
+        && unsafe { slot::owner(m.cast::<u8>().add(OWNER)) }.load(Ordering::Relaxed) == slot::tid()
+    {
+        return libc::EDEADLK;
+    }
+    // SAFETY: the caller's contract.
+    let deadline = match unsafe { slot::deadline(clock, abs) } {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    // SAFETY: as above.
+    slot::poll_until(deadline, || unsafe { try_ours(m, cell, ty, ops) } == 0)
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_mutex_timedlock`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_timedlock(
+    m: *mut pthread_mutex_t,
+    abs: *const timespec,
+) -> c_int {
+    let ops = config::mutex();
+    // SAFETY: POSIX: a live mutex.
+    match unsafe { classify(m, ops) } {
+        // SAFETY: passed through as is.
+        Mutex::Glibc => unsafe { real::mutex_timedlock(m, abs) },
+        // SAFETY: ours, live.
+        Mutex::Ours(cell, ty) => unsafe { timed_ours(m, cell, ty, ops, libc::CLOCK_REALTIME, abs) },
+    }
+}
+
+/// # Safety
+/// glibc's contract for `pthread_mutex_clocklock`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_clocklock(
+    m: *mut pthread_mutex_t,
+    clock: libc::clockid_t,
+    abs: *const timespec,
+) -> c_int {
+    let ops = config::mutex();
+    // SAFETY: POSIX: a live mutex.
+    match unsafe { classify(m, ops) } {
+        // SAFETY: passed through as is.
+        Mutex::Glibc => unsafe { real::mutex_clocklock(m, clock, abs) },
+        // SAFETY: ours, live.
+        Mutex::Ours(cell, ty) => unsafe { timed_ours(m, cell, ty, ops, clock, abs) },
+    }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_mutex_unlock`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+    let ops = config::mutex();
+    // SAFETY: POSIX: a live mutex.
+    match unsafe { classify(m, ops) } {
+        // SAFETY: passed through as is.
+        Mutex::Glibc => unsafe { real::__pthread_mutex_unlock(m) },
+        // SAFETY: ours, live.
+        Mutex::Ours(cell, ty) => match unsafe { unlock_ours(m, cell, ty, ops, false) } {
+            Ok(_) => 0,
+            Err(e) => e,
+        },
+    }
+}

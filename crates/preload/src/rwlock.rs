@@ -1,0 +1,385 @@
+//! `pthread_rwlock_*` over the chosen reader-writer lock: readers share
+//! it for real (an exclusive lock in a reader-writer lock's clothes would
+//! serialize them), and the try and timed forms work.
+//!
+//! The object is glibc's `pthread_rwlock_t` (56 bytes). glibc's
+//! `__shared` word (offset 28) keeps its meaning: a process-shared lock is
+//! glibc's, and every call goes back to it. The rest is ours:
+//!
+//! | offset | glibc          | here                                     |
+//! |--------|----------------|------------------------------------------|
+//! | 16     | `__pad3`       | state word of the cell ([`crate::slot`]) |
+//! | 24     | `__cur_writer` | the writer's thread id                   |
+//! | 28     | `__shared`     | process-shared (then glibc's)            |
+//! | 32..48 | `__pad1/2`     | the cell, or its block's address         |
+//!
+//! `pthread_rwlock_unlock` does not say which side it releases: the writer
+//! id tells. A reader's guard that carries something (`brlock`'s slot) is
+//! kept per thread, in a small table: a thread holding read locks on more
+//! than [`READ_HELD`] such locks at once gets `EAGAIN` (the POSIX error
+//! for "too many read locks").
+
+use crate::config;
+use crate::ops::RwOps;
+use crate::{real, slot};
+use core::cell::Cell;
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicI32, Ordering};
+use libc::{clockid_t, pthread_rwlock_t, pthread_rwlockattr_t, timespec};
+
+const STATE: usize = 16;
+const WRITER: usize = 24;
+const SHARED: usize = 28;
+const ROOM: usize = 32;
+
+/// Read locks with a token a thread may hold at once.
+pub const READ_HELD: usize = 16;
+
+thread_local! {
+    /// This thread's read locks that carry a token: (object, token).
+    static TOKENS: [Cell<(usize, u64)>; READ_HELD] = const { [const { Cell::new((0, 0)) }; READ_HELD] };
+}
+
+/// How a call treats an object: glibc's, or ours with its cell.
+enum Rw {
+    Glibc,
+    Ours(*mut u8),
+}
+
+/// Whether glibc set `l` up as process-shared (then it keeps it).
+///
+/// # Safety
+/// `l` points to a live `pthread_rwlock_t`.
+unsafe fn process_shared(l: *mut pthread_rwlock_t) -> bool {
+    // SAFETY: glibc's `__shared` word of the live object.
+    unsafe { slot::owner(l.cast::<u8>().add(SHARED)) }.load(Ordering::Relaxed) != 0
+}
+
+/// # Safety
+/// `l` points to a live `pthread_rwlock_t`.
+unsafe fn classify(l: *mut pthread_rwlock_t, ops: &RwOps) -> Rw {
+    let base = l.cast::<u8>();
+    // SAFETY: the caller's contract.
+    if config::is_pass_rw(ops) || unsafe { process_shared(l) } {
+        return Rw::Glibc;
+    }
+    // SAFETY: the state word and the room are inside the object, aligned.
+    Rw::Ours(unsafe {
+        slot::cell(
+            base.add(STATE),
+            base.add(ROOM),
+            ops.size,
+            ops.align,
+            ops.init,
+        )
+    })
+}
+
+/// # Safety
+/// `l` is live.
+unsafe fn writer<'a>(l: *mut pthread_rwlock_t) -> &'a AtomicI32 {
+    // SAFETY: a word of the live object.
+    unsafe { slot::owner(l.cast::<u8>().add(WRITER)) }
+}
+
+/// Keeps a reader's token; false if the table is full.
+fn keep(l: usize, token: u64) -> bool {
+    TOKENS.with(|t| match t.iter().find(|c| c.get().0 == 0) {
+        Some(c) => {
+            c.set((l, token));
+            true
+        }
+        None => false,
+    })
+}
+
+/// Takes back a reader's token of `l`.
+fn take(l: usize) -> Option<u64> {
+    TOKENS.with(|t| {
+        t.iter().find(|c| c.get().0 == l).map(|c| {
+            let token = c.get().1;
+            c.set((0, 0));
+            token
+        })
+    })
+}
+
+/// A shared acquisition of ours by `attempt` (which returns the token, or
+/// `None` if the lock is not free): `EDEADLK` for the writer itself.
+///
+/// # Safety
+/// `l` ours with `cell`, live.
+unsafe fn read_ours(
+    l: *mut pthread_rwlock_t,
+    cell: *mut u8,
+    ops: &RwOps,
+    attempt: impl FnOnce() -> Option<u64>,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    if unsafe { writer(l) }.load(Ordering::Relaxed) == slot::tid() {
+        return libc::EDEADLK;
+    }
+    let Some(token) = attempt() else {
+        return libc::EBUSY;
+    };
+    if ops.reader_token && !keep(l as usize, token) {
+        // SAFETY: just acquired with this token.
+        unsafe { (ops.unlock_shared)(cell, token) };
+        return libc::EAGAIN;
+    }
+    0
+}
+
+/// An exclusive acquisition of ours by `attempt`: `EDEADLK` for the writer
+/// itself.
+///
+/// # Safety
+/// `l` ours, live.
+unsafe fn write_ours(l: *mut pthread_rwlock_t, attempt: impl FnOnce() -> bool) -> c_int {
+    // SAFETY: the caller's contract.
+    let w = unsafe { writer(l) };
+    let me = slot::tid();
+    if w.load(Ordering::Relaxed) == me {
+        return libc::EDEADLK;
+    }
+    if !attempt() {
+        return libc::EBUSY;
+    }
+    w.store(me, Ordering::Relaxed);
+    0
+}
+
+/// The try forms say `EBUSY` where the others say `EDEADLK` (the writer
+/// asking again), as the C library does: the lock is busy, with itself.
+fn try_form(r: c_int) -> c_int {
+    if r == libc::EDEADLK {
+        libc::EBUSY
+    } else {
+        r
+    }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_init`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_init(
+    l: *mut pthread_rwlock_t,
+    attr: *const pthread_rwlockattr_t,
+) -> c_int {
+    let ops = config::rwlock();
+    let mut shared = libc::PTHREAD_PROCESS_PRIVATE;
+    if !attr.is_null() {
+        // SAFETY: a live attribute object, read by the C library.
+        unsafe { libc::pthread_rwlockattr_getpshared(attr, &mut shared) };
+    }
+    if config::is_pass_rw(ops) || shared != libc::PTHREAD_PROCESS_PRIVATE {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_rwlock_init(l, attr) };
+    }
+    // SAFETY: POSIX: an object to initialize.
+    unsafe {
+        l.cast::<u8>()
+            .write_bytes(0, core::mem::size_of::<pthread_rwlock_t>())
+    };
+    0
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_destroy`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_int {
+    let ops = config::rwlock();
+    let base = l.cast::<u8>();
+    // SAFETY: POSIX: a live object.
+    if config::is_pass_rw(ops) || unsafe { process_shared(l) } {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_rwlock_destroy(l) };
+    }
+    // SAFETY: POSIX: nobody uses it any more.
+    unsafe { slot::tear_down(base.add(STATE), base.add(ROOM), ops.size, ops.align) };
+    0
+}
+
+macro_rules! rw_fn {
+    ($name:ident, $glibc:expr, $ours:expr) => {
+        /// # Safety
+        /// POSIX's contract for the function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(l: *mut pthread_rwlock_t) -> c_int {
+            let ops = config::rwlock();
+            // SAFETY: POSIX: a live object.
+            match unsafe { classify(l, ops) } {
+                // SAFETY: passed through as is.
+                Rw::Glibc => unsafe { $glibc(l) },
+                Rw::Ours(cell) => ($ours)(l, cell, ops),
+            }
+        }
+    };
+}
+
+rw_fn!(
+    pthread_rwlock_rdlock,
+    real::__pthread_rwlock_rdlock,
+    |l, cell, ops: &RwOps| {
+        // SAFETY: ours (the macro's caller).
+        unsafe { read_ours(l, cell, ops, || Some((ops.lock_shared)(cell))) }
+    }
+);
+rw_fn!(
+    pthread_rwlock_tryrdlock,
+    real::__pthread_rwlock_tryrdlock,
+    |l, cell, ops: &RwOps| {
+        // SAFETY: ours.
+        unsafe { try_form(read_ours(l, cell, ops, || (ops.try_lock_shared)(cell))) }
+    }
+);
+rw_fn!(
+    pthread_rwlock_wrlock,
+    real::__pthread_rwlock_wrlock,
+    |l, cell, ops: &RwOps| {
+        // SAFETY: ours.
+        unsafe {
+            write_ours(l, || {
+                (ops.lock_exclusive)(cell);
+                true
+            })
+        }
+    }
+);
+rw_fn!(
+    pthread_rwlock_trywrlock,
+    real::__pthread_rwlock_trywrlock,
+    |l, cell, ops: &RwOps| {
+        // SAFETY: ours.
+        unsafe { try_form(write_ours(l, || (ops.try_lock_exclusive)(cell))) }
+    }
+);
+rw_fn!(
+    pthread_rwlock_unlock,
+    real::__pthread_rwlock_unlock,
+    |l, cell, ops: &RwOps| {
+        // SAFETY: ours.
+        let w = unsafe { writer(l) };
+        if w.load(Ordering::Relaxed) == slot::tid() {
+            w.store(0, Ordering::Relaxed);
+            // SAFETY: we hold it exclusive.
+            unsafe { (ops.unlock_exclusive)(cell) };
+            return 0;
+        }
+        let token = if ops.reader_token {
+            match take(l as usize) {
+                Some(t) => t,
+                None => return libc::EPERM,
+            }
+        } else {
+            0
+        };
+        // SAFETY: POSIX: the caller holds it shared (with this token).
+        unsafe { (ops.unlock_shared)(cell, token) };
+        0
+    }
+);
+
+/// The timed forms over an object of ours: try at once, then poll.
+///
+/// # Safety
+/// `l` ours with `cell`, live; `abs` readable.
+unsafe fn timed(
+    l: *mut pthread_rwlock_t,
+    cell: *mut u8,
+    ops: &RwOps,
+    write: bool,
+    clock: clockid_t,
+    abs: *const timespec,
+) -> c_int {
+    let attempt = || {
+        if write {
+            // SAFETY: ours.
+            unsafe { write_ours(l, || (ops.try_lock_exclusive)(cell)) }
+        } else {
+            // SAFETY: ours.
+            unsafe { read_ours(l, cell, ops, || (ops.try_lock_shared)(cell)) }
+        }
+    };
+    match attempt() {
+        libc::EBUSY => {}
+        r => return r,
+    }
+    // SAFETY: the caller's contract.
+    let deadline = match unsafe { slot::deadline(clock, abs) } {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    let mut result = 0;
+    let r = slot::poll_until(deadline, || match attempt() {
+        libc::EBUSY => false,
+        r => {
+            result = r;
+            true
+        }
+    });
+    if r == 0 {
+        result
+    } else {
+        r
+    }
+}
+
+macro_rules! rw_timed_fn {
+    ($name:ident, $write:expr) => {
+        /// # Safety
+        /// POSIX's contract for the function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(l: *mut pthread_rwlock_t, abs: *const timespec) -> c_int {
+            let ops = config::rwlock();
+            // SAFETY: POSIX: a live object.
+            match unsafe { classify(l, ops) } {
+                Rw::Glibc => {
+                    if $write {
+                        // SAFETY: passed through as is.
+                        unsafe { real::rwlock_timedwrlock(l, abs) }
+                    } else {
+                        // SAFETY: passed through as is.
+                        unsafe { real::rwlock_timedrdlock(l, abs) }
+                    }
+                }
+                // SAFETY: ours, live.
+                Rw::Ours(cell) => unsafe { timed(l, cell, ops, $write, libc::CLOCK_REALTIME, abs) },
+            }
+        }
+    };
+}
+
+macro_rules! rw_clock_fn {
+    ($name:ident, $write:expr) => {
+        /// # Safety
+        /// glibc's contract for the function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            l: *mut pthread_rwlock_t,
+            clock: clockid_t,
+            abs: *const timespec,
+        ) -> c_int {
+            let ops = config::rwlock();
+            // SAFETY: POSIX: a live object.
+            match unsafe { classify(l, ops) } {
+                Rw::Glibc => {
+                    if $write {
+                        // SAFETY: passed through as is.
+                        unsafe { real::rwlock_clockwrlock(l, clock, abs) }
+                    } else {
+                        // SAFETY: passed through as is.
+                        unsafe { real::rwlock_clockrdlock(l, clock, abs) }
+                    }
+                }
+                // SAFETY: ours, live.
+                Rw::Ours(cell) => unsafe { timed(l, cell, ops, $write, clock, abs) },
+            }
+        }
+    };
+}
+
+rw_timed_fn!(pthread_rwlock_timedrdlock, false);
+rw_timed_fn!(pthread_rwlock_timedwrlock, true);
+rw_clock_fn!(pthread_rwlock_clockrdlock, false);
+rw_clock_fn!(pthread_rwlock_clockwrlock, true);
