@@ -53,7 +53,7 @@ pub enum Cmd {
         run: RunRef,
     },
     /// Plot a run's throughput against threads to an SVG file.
-    #[command(display_order = 8)]
+    #[command(display_order = 9)]
     Plot {
         /// Run id, or `last`.
         #[arg(value_parser = parse_run)]

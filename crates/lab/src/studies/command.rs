@@ -53,6 +53,9 @@ commands! {
         /// Simulators: `sim lhp` simulates lock-holder preemption in VMs under host scheduling policies (seed 004).
         #[command(display_order = 7)]
         Sim(SimArgs),
+        /// Run your own program under the C library's locks and under each of locklab's (LD_PRELOAD), and rank them.
+        #[command(display_order = 8)]
+        Run(super::interposed::args::RunArgs),
     }
 }
 

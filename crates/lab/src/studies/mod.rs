@@ -12,6 +12,7 @@
 
 pub mod command;
 pub mod hash;
+pub mod interposed;
 pub mod ipc;
 pub mod lhp;
 pub mod locks;
@@ -98,6 +99,7 @@ pub fn all() -> &'static [&'static dyn Study] {
         &hash::Hash,
         &ipc::Ipc,
         &sim_lhp::SimLhp,
+        &interposed::Interposed,
     ]
 }
 

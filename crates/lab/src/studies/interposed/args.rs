@@ -1,0 +1,48 @@
+//! The command line of `locklab run`.
+
+use crate::cli::{parse_reps, parse_secs};
+use clap::Args;
+use std::ffi::OsString;
+
+/// Parameters of `locklab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Mutexes to run the program under, comma-separated names of
+    /// `locklab locks` or `all` (default: locklab's own, without the
+    /// spin-yield and spin-park adapters). The C library's own locks
+    /// (`pthread`) always run too: the baseline.
+    #[arg(long)]
+    pub locks: Option<String>,
+    /// The reader-writer lock for the program's `pthread_rwlock_t`s
+    /// (`locklab locks`; default pthread-rw, the C library's).
+    #[arg(long, default_value = "pthread-rw")]
+    pub rwlock: String,
+    /// Repetitions per lock, interleaved.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+    /// A figure to compare instead of the wall time: a regular expression
+    /// whose group 1 matches a number in the program's output (stdout,
+    /// then stderr), e.g. 'events per second: *([0-9.]+)'. Higher is
+    /// better unless --lower-is-better.
+    #[arg(long, value_name = "REGEX")]
+    pub metric: Option<String>,
+    /// With --metric: lower values are better (a latency, a time).
+    #[arg(long, requires = "metric")]
+    pub lower_is_better: bool,
+    /// Seconds one run of the program may take before it is killed (and
+    /// counted as failed).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "600")]
+    pub timeout: f64,
+    /// Print the program's output as it runs (it is captured either way).
+    #[arg(long)]
+    pub show_output: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+impl crate::studies::command::RunCommand for RunArgs {
+    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
+        super::command(cli, argv, self)
+    }
+}

@@ -1,0 +1,323 @@
+//! `locklab run`: an unmodified program under the C library's own locks
+//! (the baseline) and under each chosen lock of the registry, put there by
+//! the interposer (`liblocklab_preload.so`, `LD_PRELOAD`), repetitions
+//! interleaved. Per repetition: wall time, user and system CPU time, peak
+//! memory, how it ended, and optionally a figure read from its output. A
+//! lock under which the program ends differently from the baseline is a
+//! failure, not a rank. Where the CPU has RTM and the C library still
+//! elides (glibc up to 2.42, `GLIBC_TUNABLES=glibc.elision.enable=1`),
+//! `glibc-elision` runs beside them.
+
+pub mod args;
+pub mod report;
+pub mod runner;
+
+use crate::cli::Cli;
+use crate::error::{LabError, Result};
+use crate::noteln;
+use crate::progress::Progress;
+use crate::results::{Point, Rep, RunMeta};
+use crate::run::{progress_quiet, stored_run};
+use crate::studies::Study;
+use crate::sweep::{Group, RepRun};
+use args::RunArgs;
+use runner::{run_once, Exit, Launch};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The name its points are stored under.
+pub const BENCH: &str = "run";
+
+/// The baseline's name: the C library's own locks.
+pub const BASELINE: &str = "pthread";
+
+/// The C library's lock elision, where it exists.
+pub const GLIBC_ELISION: &str = "glibc-elision";
+
+/// What the interposer reads.
+const VARS: [&str; 3] = ["LD_PRELOAD", "LOCKLAB_LOCK", "LOCKLAB_RWLOCK"];
+
+/// One way to run the program.
+struct Contender {
+    name: String,
+    set: Vec<(&'static str, OsString)>,
+}
+
+/// The interposer: `LOCKLAB_PRELOAD`, or beside the `locklab` binary.
+fn preload() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("LOCKLAB_PRELOAD") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        return Err(LabError::input(format!(
+            "LOCKLAB_PRELOAD={}: no such file (the interposer, liblocklab_preload.so)",
+            p.display()
+        )));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| LabError::input(format!("cannot find the locklab binary: {e}")))?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    // `cargo test` runs the binary from target/<profile>/, tests from deps/.
+    for d in [dir, dir.parent().unwrap_or(dir)] {
+        let p = d.join("liblocklab_preload.so");
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(LabError::input(format!(
+        "liblocklab_preload.so is not beside the locklab binary ({}): `cargo build --release` builds both \
+         (or set LOCKLAB_PRELOAD to its path)",
+        dir.display()
+    )))
+}
+
+/// Refuses a program that cannot be started.
+fn check_program(cmd: &OsString) -> Result<()> {
+    let p = Path::new(cmd);
+    let found = if p.components().count() > 1 {
+        p.is_file()
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+            .unwrap_or(false)
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(LabError::input(format!(
+            "'{}': no such program (not a file, nor found in PATH)",
+            p.display()
+        )))
+    }
+}
+
+/// The mutexes to run under: `--locks`, or locklab's own without the
+/// adapters. Peers cannot be interposed (`pthread` is the baseline).
+fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
+    let entries = match list {
+        Some(l) => crate::studies::locks::parse_list(l)?,
+        None => crate::registry::all()
+            .iter()
+            .filter(|e| !e.peer && !e.info.name.contains('('))
+            .collect(),
+    };
+    if let Some(p) = entries.iter().find(|e| e.peer) {
+        return Err(LabError::input(format!(
+            "--locks {}: {} is not one of locklab's locks, so it cannot be put under a program \
+             (pthread, the C library's own, is the baseline and always runs)",
+            list.unwrap_or_default(),
+            p.info.name
+        )));
+    }
+    Ok(entries.iter().map(|e| e.info.name).collect())
+}
+
+/// `--rwlock`: one of locklab's reader-writer locks, or `pthread-rw`.
+fn chosen_rwlock(name: &str) -> Result<String> {
+    let own: Vec<&str> = crate::registry::rw_all()
+        .iter()
+        .filter(|e| !e.peer)
+        .map(|e| e.info.name)
+        .collect();
+    if name == "pthread-rw" || own.contains(&name) {
+        return Ok(name.to_string());
+    }
+    Err(LabError::input(format!(
+        "--rwlock {name}: not an interposable reader-writer lock; allowed pthread-rw, {}",
+        own.join(", ")
+    )))
+}
+
+/// Whether the C library can elide its locks here: RTM, and glibc up to
+/// 2.42 (2.43 dropped elision).
+fn glibc_elides() -> bool {
+    if !locklab::rtm_available() {
+        return false;
+    }
+    // SAFETY: returns a static NUL-terminated string.
+    let v = unsafe { std::ffi::CStr::from_ptr(gnu_get_libc_version()) };
+    let v = v.to_string_lossy();
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) <= (2, 42)
+}
+
+extern "C" {
+    fn gnu_get_libc_version() -> *const std::ffi::c_char;
+}
+
+/// The last non-empty line of some output, for a message.
+fn last_line(b: &[u8]) -> String {
+    let text = String::from_utf8_lossy(b);
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().chars().take(200).collect())
+        .unwrap_or_default()
+}
+
+/// `locklab run`: checks everything it can before anything is stored (the
+/// program, the names, the interposer, the regular expression, and one
+/// unmeasured run under the baseline, which must succeed), then runs and
+/// stores; returns the exit code.
+pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
+    check_program(&a.command[0])?;
+    let locks = chosen_locks(a.locks.as_deref())?;
+    let rwlock = chosen_rwlock(&a.rwlock)?;
+    let so = preload()?;
+    let metric = match &a.metric {
+        Some(m) => Some(regex::Regex::new(m).map_err(|e| {
+            LabError::input(format!(
+                "--metric '{m}': not a regular expression: {}",
+                crate::error::one_line(&e.to_string())
+            ))
+        })?),
+        None => None,
+    };
+    if let Some(re) = &metric {
+        if re.captures_len() < 2 {
+            return Err(LabError::input(format!(
+                "--metric '{}': it needs a group, like 'ops/s: ([0-9.]+)': group 1 is the figure",
+                re.as_str()
+            )));
+        }
+    }
+    let timeout = Duration::from_secs_f64(a.timeout);
+    let shown = a
+        .command
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+
+    let mut contenders = vec![Contender {
+        name: BASELINE.into(),
+        set: Vec::new(),
+    }];
+    if glibc_elides() {
+        let tunables = match std::env::var_os("GLIBC_TUNABLES") {
+            Some(t) if !t.is_empty() => {
+                let mut t = t;
+                t.push(":glibc.elision.enable=1");
+                t
+            }
+            _ => OsString::from("glibc.elision.enable=1"),
+        };
+        contenders.push(Contender {
+            name: GLIBC_ELISION.into(),
+            set: vec![("GLIBC_TUNABLES", tunables)],
+        });
+    }
+    for l in &locks {
+        contenders.push(Contender {
+            name: (*l).to_string(),
+            set: vec![
+                ("LD_PRELOAD", so.clone().into_os_string()),
+                ("LOCKLAB_LOCK", OsString::from(*l)),
+                ("LOCKLAB_RWLOCK", OsString::from(&rwlock)),
+            ],
+        });
+    }
+    let launch = |c: &Contender| Launch {
+        command: &a.command,
+        set: c.set.clone(),
+        remove: &VARS,
+        timeout,
+        show_output: a.show_output,
+    };
+
+    // The probe: one unmeasured run under the baseline.
+    let probe = run_once(&launch(&contenders[0]))
+        .map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+    if probe.metrics.exit != Exit::Code(0) {
+        return Err(LabError::input(format!(
+            "'{shown}' ends with {} under the C library's own locks (the baseline); locklab run compares \
+             locks on a program that succeeds{}",
+            probe.metrics.exit,
+            match last_line(&probe.stderr) {
+                l if l.is_empty() => String::new(),
+                l => format!(" (its stderr ends: {l})"),
+            }
+        )));
+    }
+    if let Some(re) = &metric {
+        if runner::find_metric(re, &probe).is_none() {
+            return Err(LabError::input(format!(
+                "--metric '{}' matches no number in the program's output (group 1 must be one)",
+                re.as_str()
+            )));
+        }
+    }
+
+    let params = json!({
+        "command": shown, "locks": locks, "rwlock": rwlock, "reps": a.reps,
+        "metric": a.metric, "lower_is_better": a.lower_is_better, "timeout_s": a.timeout,
+        "contenders": contenders.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+    });
+    let units = contenders.len() as u64 * u64::from(a.reps);
+    let progress = Progress::counting(units, progress_quiet(cli), "runs");
+    let r = stored_run(cli, argv, "run", params.clone(), &progress, |sink| {
+        let group = Group {
+            bench: BENCH,
+            threads: 1,
+            params: params.clone(),
+            reps: a.reps,
+            contenders: contenders
+                .iter()
+                .map(|c| {
+                    let l = launch(c);
+                    let metric = metric.clone();
+                    let run: RepRun<'_> = Box::new(move || {
+                        let o =
+                            run_once(&l).map_err(|e| format!("cannot start the program: {e}"))?;
+                        let mut m = o.metrics.clone();
+                        m.metric = metric.as_ref().and_then(|re| runner::find_metric(re, &o));
+                        let mut rep = Rep::one_thread(0, o.wall_s, m.user_s + m.sys_s, 1);
+                        rep.set_metrics(&m);
+                        Ok(rep)
+                    });
+                    (c.name.clone(), run)
+                })
+                .collect(),
+        };
+        group.run(
+            &progress,
+            |name, rep| format!("run: {name}, rep {rep}"),
+            |name, e| LabError::failed(format!("run: {name}: {e}")),
+            sink,
+        )
+    });
+    progress.finish();
+    if a.show_output {
+        noteln!("(the program's output above was captured too; `locklab show` has the figures)");
+    }
+    r
+}
+
+/// The study's reports: the locks ranked against the baseline.
+pub struct Interposed;
+
+impl Study for Interposed {
+    fn name(&self) -> &'static str {
+        BENCH
+    }
+
+    fn text(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
+        report::table(out, points);
+    }
+
+    fn point_json(&self, _meta: &RunMeta, p: &Point, of_study: &[&Point], _all: &[Point]) -> Value {
+        report::point_json(p, of_study)
+    }
+
+    fn plot(&self) -> Option<crate::studies::PlotFn> {
+        Some(report::plot)
+    }
+
+    fn plot_help(&self) -> Option<&'static str> {
+        Some("`run` draws each lock's ratio to the baseline for a `locklab run`")
+    }
+}
