@@ -2,7 +2,8 @@
 //! locks, through the interposer (built by `cargo test --workspace` beside
 //! the binary). Known answers: a program that exits differently under one
 //! lock is a failure, not a rank; a program that touches 64 MiB peaks at
-//! 64 MiB or more and one that allocates nothing well under it; the figure
+//! 64 MiB or more and one that allocates nothing at a few MiB (not at the
+//! lab's own size, which the kernel's `ru_maxrss` would report); the figure
 //! of `--metric` is read from the output. And bad input: one line, exit 2.
 
 mod common;
@@ -125,7 +126,9 @@ fn peak_memory_is_the_programs_own() {
         let s = point(&small, lock)["peak_rss_kib"].as_f64().unwrap();
         let b = point(&big, lock)["peak_rss_kib"].as_f64().unwrap();
         assert!(b >= 64.0 * 1024.0, "{lock}: {b} KiB with 64 MiB touched");
-        assert!(s < 8.0 * 1024.0, "{lock}: {s} KiB with nothing allocated");
+        // A small C program: about 2 MiB, with or without the
+        // interposer; the lab that starts it holds several times that.
+        assert!(s < 4.0 * 1024.0, "{lock}: {s} KiB with nothing allocated");
         assert!(s > 0.0, "{lock}: no sample");
     }
 }

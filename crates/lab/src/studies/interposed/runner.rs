@@ -157,11 +157,15 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let sampler = {
         let done = done.clone();
+        // Until the child has replaced itself with the program, its memory
+        // is the lab's (it is started by vfork): those samples, which bear
+        // the lab's name, do not count.
+        let ours = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
         std::thread::spawn(move || {
             let path = format!("/proc/{pid}/status");
             let mut peak = 0u64;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Some(k) = vm_hwm_kib(&path) {
+                if let Some(k) = vm_hwm_kib(&path, ours.trim()) {
                     peak = peak.max(k);
                 }
                 std::thread::sleep(Duration::from_millis(2));
@@ -210,9 +214,14 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
 }
 
 /// `VmHWM` of a `/proc/PID/status` file, KiB (`None` once the process is
-/// gone or has no memory left: a zombie).
-fn vm_hwm_kib(path: &str) -> Option<u64> {
+/// gone or has no memory left, a zombie, or while it still bears the
+/// name `not_yet`).
+fn vm_hwm_kib(path: &str, not_yet: &str) -> Option<u64> {
     let text = std::fs::read_to_string(path).ok()?;
+    let name = text.lines().find_map(|l| l.strip_prefix("Name:"))?.trim();
+    if name == not_yet {
+        return None;
+    }
     let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
