@@ -47,7 +47,7 @@ unsafe fn condvar<'a>(c: *mut pthread_cond_t) -> &'a Condvar {
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_init`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_cond_init(
     c: *mut pthread_cond_t,
     attr: *const pthread_condattr_t,
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn pthread_cond_init(
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_destroy`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: POSIX: a live object.
     if unsafe { glibc_keeps(c) } {
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_signal`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: POSIX: a live object.
     if unsafe { glibc_keeps(c) } {
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_broadcast`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: POSIX: a live object.
     if unsafe { glibc_keeps(c) } {
@@ -165,7 +165,7 @@ unsafe fn wait(
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_wait`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_cond_wait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn pthread_cond_wait(
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_timedwait`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_cond_timedwait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
@@ -204,7 +204,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
 
 /// # Safety
 /// glibc's contract for `pthread_cond_clockwait`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_cond_clockwait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,

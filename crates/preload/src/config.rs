@@ -226,3 +226,57 @@ fn fail(value: &[u8], var: &[u8], allowed: impl Iterator<Item = &'static str>) -
 pub extern "C" fn at_load() {
     load();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slot::fits;
+
+    fn mutex_fits(name: &str) -> bool {
+        let o = MUTEXES.iter().find(|o| o.name == name).unwrap();
+        fits(o.size, o.align)
+    }
+
+    fn rw_fits(name: &str) -> bool {
+        let o = RWLOCKS.iter().find(|o| o.name == name).unwrap();
+        fits(o.size, o.align)
+    }
+
+    /// The README and `slot`'s documentation say which locks live in the
+    /// C object and which beside it.
+    #[test]
+    fn cells_live_where_the_docs_say() {
+        for name in [
+            "tas", "ttas", "backoff", "ticket", "k42", "clh", "qspin", "futex3",
+        ] {
+            assert!(mutex_fits(name), "{name} does not fit in the object");
+        }
+        for name in ["mutex", "mcs"] {
+            assert!(!mutex_fits(name), "{name} fits in the object");
+        }
+        for name in ["rw-reader", "rw-writer", "rw-fair", "rwsem"] {
+            assert!(rw_fits(name), "{name} does not fit in the object");
+        }
+        assert!(!rw_fits("brlock"));
+        // Spin locks: only spinning locks of an int's size.
+        for o in MUTEXES {
+            let spin_ok = o.spins && o.size <= 4 && o.align <= 4;
+            let named = ["tas", "ttas", "backoff", "qspin"]
+                .iter()
+                .any(|b| o.name == *b || o.name == format!("spin-yield({b})"));
+            assert_eq!(spin_ok, named, "{}", o.name);
+        }
+    }
+
+    /// Names are unique, and `pthread` and `pthread-rw` are not among the
+    /// registry's (they pass through).
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = mutex_names().chain(rw_names()).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        assert_eq!(MUTEXES.len(), 30);
+    }
+}

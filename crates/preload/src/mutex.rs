@@ -219,7 +219,7 @@ pub unsafe fn relock_ours(
 
 /// # Safety
 /// POSIX's contract for `pthread_mutex_init`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_init(
     m: *mut pthread_mutex_t,
     attr: *const pthread_mutexattr_t,
@@ -263,7 +263,7 @@ extern "C" {
 
 /// # Safety
 /// POSIX's contract for `pthread_mutex_destroy`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     // SAFETY: POSIX: a live mutex.
@@ -283,7 +283,7 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 
 /// # Safety
 /// POSIX's contract for `pthread_mutex_lock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     // SAFETY: POSIX: a live mutex.
@@ -297,7 +297,7 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
 
 /// # Safety
 /// POSIX's contract for `pthread_mutex_trylock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     // SAFETY: POSIX: a live mutex.
@@ -344,7 +344,7 @@ unsafe fn timed_ours(
 
 /// # Safety
 /// POSIX's contract for `pthread_mutex_timedlock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_timedlock(
     m: *mut pthread_mutex_t,
     abs: *const timespec,
@@ -361,7 +361,7 @@ pub unsafe extern "C" fn pthread_mutex_timedlock(
 
 /// # Safety
 /// glibc's contract for `pthread_mutex_clocklock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_clocklock(
     m: *mut pthread_mutex_t,
     clock: libc::clockid_t,
@@ -379,7 +379,7 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
 
 /// # Safety
 /// POSIX's contract for `pthread_mutex_unlock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     // SAFETY: POSIX: a live mutex.

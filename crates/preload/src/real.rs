@@ -15,19 +15,34 @@ use libc::{
     pthread_rwlock_t, pthread_rwlockattr_t, pthread_spinlock_t, timespec,
 };
 
+// In the unit tests, which do not define the pthread functions, the C
+// library's public names (its `__pthread_*` aliases are of an old symbol
+// version, which only a shared object may still link).
 extern "C" {
+    #[cfg_attr(test, link_name = "pthread_mutex_init")]
     pub fn __pthread_mutex_init(m: *mut pthread_mutex_t, a: *const pthread_mutexattr_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_mutex_destroy")]
     pub fn __pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_mutex_lock")]
     pub fn __pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_mutex_trylock")]
     pub fn __pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_mutex_unlock")]
     pub fn __pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_rwlock_init")]
     pub fn __pthread_rwlock_init(l: *mut pthread_rwlock_t, a: *const pthread_rwlockattr_t)
         -> c_int;
+    #[cfg_attr(test, link_name = "pthread_rwlock_destroy")]
     pub fn __pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_rwlock_rdlock")]
     pub fn __pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_rwlock_tryrdlock")]
     pub fn __pthread_rwlock_tryrdlock(l: *mut pthread_rwlock_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_rwlock_wrlock")]
     pub fn __pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_rwlock_trywrlock")]
     pub fn __pthread_rwlock_trywrlock(l: *mut pthread_rwlock_t) -> c_int;
+    #[cfg_attr(test, link_name = "pthread_rwlock_unlock")]
     pub fn __pthread_rwlock_unlock(l: *mut pthread_rwlock_t) -> c_int;
 }
 

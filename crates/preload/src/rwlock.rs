@@ -161,7 +161,7 @@ fn try_form(r: c_int) -> c_int {
 
 /// # Safety
 /// POSIX's contract for `pthread_rwlock_init`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_rwlock_init(
     l: *mut pthread_rwlock_t,
     attr: *const pthread_rwlockattr_t,
@@ -186,7 +186,7 @@ pub unsafe extern "C" fn pthread_rwlock_init(
 
 /// # Safety
 /// POSIX's contract for `pthread_rwlock_destroy`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_int {
     let ops = config::rwlock();
     let base = l.cast::<u8>();
@@ -204,7 +204,7 @@ macro_rules! rw_fn {
     ($name:ident, $glibc:expr, $ours:expr) => {
         /// # Safety
         /// POSIX's contract for the function of this name.
-        #[no_mangle]
+        #[cfg_attr(not(test), no_mangle)]
         pub unsafe extern "C" fn $name(l: *mut pthread_rwlock_t) -> c_int {
             let ops = config::rwlock();
             // SAFETY: POSIX: a live object.
@@ -329,7 +329,7 @@ macro_rules! rw_timed_fn {
     ($name:ident, $write:expr) => {
         /// # Safety
         /// POSIX's contract for the function of this name.
-        #[no_mangle]
+        #[cfg_attr(not(test), no_mangle)]
         pub unsafe extern "C" fn $name(l: *mut pthread_rwlock_t, abs: *const timespec) -> c_int {
             let ops = config::rwlock();
             // SAFETY: POSIX: a live object.
@@ -354,7 +354,7 @@ macro_rules! rw_clock_fn {
     ($name:ident, $write:expr) => {
         /// # Safety
         /// glibc's contract for the function of this name.
-        #[no_mangle]
+        #[cfg_attr(not(test), no_mangle)]
         pub unsafe extern "C" fn $name(
             l: *mut pthread_rwlock_t,
             clock: clockid_t,

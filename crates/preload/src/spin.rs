@@ -2,8 +2,8 @@
 //! `pthread_spinlock_t` is one `int`, and `pthread_spin_init` is always
 //! called, so a lock that only spins (no futex: it must also work between
 //! processes) and whose cell fits in 4 bytes (`tas`, `ttas`, `backoff`,
-//! `qspin`) stands in for it. Under any other mutex, spin locks stay the
-//! C library's.
+//! `qspin`, and their `spin-yield` forms) stands in for it. Under any
+//! other mutex, spin locks stay the C library's.
 
 use crate::config;
 use crate::ops::MutexOps;
@@ -21,7 +21,7 @@ fn ours(ops: &MutexOps) -> bool {
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_init`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_spin_init(s: *mut pthread_spinlock_t, pshared: c_int) -> c_int {
     let ops = config::mutex();
     if !ours(ops) {
@@ -35,7 +35,7 @@ pub unsafe extern "C" fn pthread_spin_init(s: *mut pthread_spinlock_t, pshared: 
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_destroy`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_spin_destroy(s: *mut pthread_spinlock_t) -> c_int {
     if !ours(config::mutex()) {
         // SAFETY: passed through as is.
@@ -46,7 +46,7 @@ pub unsafe extern "C" fn pthread_spin_destroy(s: *mut pthread_spinlock_t) -> c_i
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_lock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_spin_lock(s: *mut pthread_spinlock_t) -> c_int {
     let ops = config::mutex();
     if !ours(ops) {
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn pthread_spin_lock(s: *mut pthread_spinlock_t) -> c_int 
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_trylock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_spin_trylock(s: *mut pthread_spinlock_t) -> c_int {
     let ops = config::mutex();
     if !ours(ops) {
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn pthread_spin_trylock(s: *mut pthread_spinlock_t) -> c_i
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_unlock`.
-#[no_mangle]
+#[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_spin_unlock(s: *mut pthread_spinlock_t) -> c_int {
     let ops = config::mutex();
     if !ours(ops) {
