@@ -1,0 +1,436 @@
+//! The interposer under an unmodified C program.
+//!
+//! `tests/c/pthread_check.c` exercises every pthread function the library
+//! replaces (mutexes of each type and static initializer, condition
+//! variables, reader-writer locks, spin locks, process-shared and robust
+//! mutexes, fork) and their POSIX error codes, and exits 0 only if every
+//! check held. It is compiled once per test process with the `cc` on PATH
+//! and run:
+//!
+//! - alone, against glibc: the program itself is right;
+//! - under `LD_PRELOAD` with `pthread`/`pthread-rw`: passing through
+//!   changes nothing;
+//! - under every mutex (with `rw-fair`) and every reader-writer lock (with
+//!   `mutex`): each one gives an unmodified program POSIX's semantics;
+//! - under `broken`, a mutex that excludes nothing: the program notices, so
+//!   the runs above passing means something;
+//! - with a bad or missing name: the library stops the program at load
+//!   with exit code 2 and one line saying what is wrong.
+//!
+//! At most two programs run at once (the machine the suite is sized for
+//! has two cores); each run is killed and failed after 60 s. Nothing here
+//! asserts speed: a run's duration is only printed.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The longest one run of the program may take before it is killed.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many programs run at once.
+const PARALLEL: usize = 2;
+
+/// What the library reads, cleared before every run so that the test's own
+/// environment cannot leak into one.
+const CONFIG_VARS: [&str; 4] = [
+    "LD_PRELOAD",
+    "LOCKLAB_LOCK",
+    "LOCKLAB_RWLOCK",
+    "LOCKLAB_TEST_BROKEN",
+];
+
+// ------------------------------------------------------------ the program
+
+/// The compiled C program, built on first use (once per test process).
+fn program() -> &'static Path {
+    static PROGRAM: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match PROGRAM.get_or_init(compile) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Compiles `tests/c/pthread_check.c` with the `cc` on PATH into the
+/// target's temporary directory: into a file private to this process,
+/// then renamed to a name made from the source's hash, so that test
+/// processes running side by side never see a half-written executable and
+/// the directory keeps one program per version of the source.
+fn compile() -> Result<PathBuf, String> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/pthread_check.c");
+    let text = std::fs::read(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+    let mut h = DefaultHasher::new();
+    text.hash(&mut h);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("locklab-preload");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let partial = dir.join(format!("pthread_check.{}.partial", std::process::id()));
+    let exe = dir.join(format!("pthread_check-{:016x}", h.finish()));
+    let out = Command::new("cc")
+        .args([
+            "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-pthread", "-o",
+        ])
+        .arg(&partial)
+        .arg(&src)
+        .env_remove("LD_PRELOAD")
+        .output();
+    match out {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err("no `cc` on PATH: this test compiles tests/c/pthread_check.c with the system C compiler \
+                        (install one, e.g. `apt-get install gcc`)"
+                .to_string())
+        }
+        Err(e) => return Err(format!("cannot run `cc`: {e}")),
+        Ok(o) if !o.status.success() => {
+            return Err(format!(
+                "`cc` failed to compile {} ({}):\n{}",
+                src.display(),
+                o.status,
+                String::from_utf8_lossy(&o.stderr)
+            ))
+        }
+        Ok(_) => {}
+    }
+    std::fs::rename(&partial, &exe)
+        .map_err(|e| format!("cannot move the program into place: {e}"))?;
+    Ok(exe)
+}
+
+/// The library under test: the cdylib cargo builds next to the test's
+/// profile directory (the test executable is in `target/<profile>/deps/`,
+/// the library in `target/<profile>/`).
+fn library() -> PathBuf {
+    let me = std::env::current_exe().expect("the test executable's path");
+    let profile_dir = me
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test executable lies in target/<profile>/deps/");
+    let so = profile_dir.join("liblocklab_preload.so");
+    assert!(
+        so.is_file(),
+        "the interposer is not at {} (cargo builds it there when it tests the crate, \
+         whose crate-type includes cdylib)",
+        so.display()
+    );
+    so
+}
+
+// ------------------------------------------------------------------ runs
+
+/// Two program slots, shared by the tests the harness runs in parallel.
+struct Gate {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+static GATE: Gate = Gate {
+    free: Mutex::new(PARALLEL),
+    freed: Condvar::new(),
+};
+
+/// A taken slot; dropping it frees it.
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let mut free = GATE.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = GATE.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *GATE.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        GATE.freed.notify_one();
+    }
+}
+
+/// How one run ended.
+struct Outcome {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// What a run was: its environment, as written on a command line.
+fn describe(env: &[(&str, &str)], group: &str) -> String {
+    let vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{} pthread_check {group}", vars.join(" "))
+}
+
+/// Reads a pipe to its end on a thread of its own, so that neither pipe
+/// fills while the program runs; the text arrives on the channel.
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+/// Runs the program on `group` with `env` (and the library preloaded if
+/// `preload`), in one of the slots; kills it and panics after `TIMEOUT`.
+fn run(env: &[(&str, &str)], preload: bool, group: &str) -> Outcome {
+    let program = program();
+    let mut cmd = Command::new(program);
+    cmd.arg(group)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in CONFIG_VARS {
+        cmd.env_remove(var);
+    }
+    let mut shown: Vec<(&str, &str)> = Vec::new();
+    if preload {
+        cmd.env("LD_PRELOAD", library());
+        shown.push(("LD_PRELOAD", "liblocklab_preload.so"));
+    }
+    for &(k, v) in env {
+        cmd.env(k, v);
+        shown.push((k, v));
+    }
+    let what = describe(&shown, group);
+
+    let _slot = Slot::take();
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start {}: {e}", program.display()));
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < TIMEOUT => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                // What it had said so far (a forked child still holding the
+                // pipes open ends by its own watchdog; do not wait on it).
+                let err = stderr
+                    .recv_timeout(Duration::from_secs(2))
+                    .unwrap_or_default();
+                panic!("{what}: still running after {TIMEOUT:?}, killed; stderr:\n{err}");
+            }
+            Err(e) => panic!("{what}: cannot wait for the program: {e}"),
+        }
+    };
+    let elapsed = start.elapsed();
+    let text =
+        |rx: mpsc::Receiver<String>| rx.recv_timeout(Duration::from_secs(35)).unwrap_or_default();
+    let outcome = Outcome {
+        status,
+        stdout: text(stdout),
+        stderr: text(stderr),
+    };
+    eprintln!(
+        "{what}: {} in {elapsed:.2?}: {}",
+        outcome.status,
+        outcome.stdout.trim_end()
+    );
+    outcome
+}
+
+/// The program must pass: exit 0, its summary on stdout, nothing on
+/// stderr. A failure names the run and shows what the program said.
+fn must_pass(env: &[(&str, &str)], preload: bool) {
+    let o = run(env, preload, "all");
+    assert!(
+        o.status.success() && o.stdout.starts_with("ok: ") && o.stderr.is_empty(),
+        "{}: {}\nstderr:\n{}\nstdout:\n{}",
+        describe(env, "all"),
+        o.status,
+        o.stderr,
+        o.stdout
+    );
+}
+
+/// Every mutex the library offers, as `locklab locks` names them; for the
+/// adapters, a spinning and a sleeping one over a FIFO and an unfair lock.
+const MUTEXES: [&str; 15] = [
+    "tas",
+    "ttas",
+    "backoff",
+    "ticket",
+    "ticket-backoff",
+    "k42",
+    "mcs",
+    "clh",
+    "qspin",
+    "mutex",
+    "mutex-fixed",
+    "futex3",
+    "spin-yield(ticket)",
+    "spin-park(tas)",
+    "spin-park(clh)",
+];
+
+/// Every reader-writer lock the library offers.
+const RWLOCKS: [&str; 5] = ["rw-reader", "rw-writer", "rw-fair", "brlock", "rwsem"];
+
+/// The program under a mutex of the registry (and `rw-fair`).
+fn under_mutex(name: &str) {
+    assert!(MUTEXES.contains(&name), "{name} is not in MUTEXES");
+    must_pass(
+        &[("LOCKLAB_LOCK", name), ("LOCKLAB_RWLOCK", "rw-fair")],
+        true,
+    );
+}
+
+/// The program under a reader-writer lock of the registry (and `mutex`).
+fn under_rwlock(name: &str) {
+    assert!(RWLOCKS.contains(&name), "{name} is not in RWLOCKS");
+    must_pass(&[("LOCKLAB_LOCK", "mutex"), ("LOCKLAB_RWLOCK", name)], true);
+}
+
+// ----------------------------------------------------------------- tests
+
+/// The program is right: glibc alone passes it.
+#[test]
+fn glibc_alone() {
+    must_pass(&[], false);
+}
+
+/// Preloaded but passing every call through to glibc: still passes.
+#[test]
+fn passthrough() {
+    must_pass(
+        &[
+            ("LOCKLAB_LOCK", "pthread"),
+            ("LOCKLAB_RWLOCK", "pthread-rw"),
+        ],
+        true,
+    );
+}
+
+/// One test per lock, so that a failure names its lock and one lock can be
+/// run alone (`cargo test -p locklab-preload --test interpose mcs`).
+macro_rules! lock_tests {
+    ($under:ident: $($test:ident => $name:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                $under($name);
+            }
+        )*
+    };
+}
+
+lock_tests! { under_mutex:
+    mutex_tas => "tas",
+    mutex_ttas => "ttas",
+    mutex_backoff => "backoff",
+    mutex_ticket => "ticket",
+    mutex_ticket_backoff => "ticket-backoff",
+    mutex_k42 => "k42",
+    mutex_mcs => "mcs",
+    mutex_clh => "clh",
+    mutex_qspin => "qspin",
+    mutex_mutex => "mutex",
+    mutex_mutex_fixed => "mutex-fixed",
+    mutex_futex3 => "futex3",
+    mutex_spin_yield_ticket => "spin-yield(ticket)",
+    mutex_spin_park_tas => "spin-park(tas)",
+    mutex_spin_park_clh => "spin-park(clh)",
+}
+
+lock_tests! { under_rwlock:
+    rwlock_rw_reader => "rw-reader",
+    rwlock_rw_writer => "rw-writer",
+    rwlock_rw_fair => "rw-fair",
+    rwlock_brlock => "brlock",
+    rwlock_rwsem => "rwsem",
+}
+
+/// A mutex that does not exclude fails the program's mutex checks, with
+/// the line of a failed check (exit 1, not a crash, a hang or a
+/// configuration error): the passes above are evidence, not the program's
+/// blindness.
+#[test]
+fn broken_mutex_is_caught() {
+    let env = [("LOCKLAB_TEST_BROKEN", "1"), ("LOCKLAB_LOCK", "broken")];
+    let o = run(&env, true, "mutex");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}: want exit 1 (a failed check), got {}\nstderr:\n{}",
+        describe(&env, "mutex"),
+        o.status,
+        o.stderr
+    );
+    // Which mutex check catches it depends on the load: the contended
+    // counter loses updates when its threads run on two cores at once;
+    // otherwise the checks that another thread's lock, trylock and timed
+    // locks are kept out while the mutex is held.
+    assert!(
+        o.stderr.starts_with("FAIL mutex") && o.stderr.lines().count() == 1,
+        "want one FAIL line from a mutex check, got:\n{}",
+        o.stderr
+    );
+}
+
+/// The one line a configuration error must print, with exit code 2.
+fn config_error(env: &[(&str, &str)]) -> String {
+    let o = run(env, true, "all");
+    let what = describe(env, "all");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{what}: want exit 2, got {}\nstderr:\n{}",
+        o.status,
+        o.stderr
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "{what}: the program ran:\n{}",
+        o.stdout
+    );
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{what}: want one line on stderr, got:\n{}",
+        o.stderr
+    );
+    lines[0].to_string()
+}
+
+/// An unknown mutex stops the program at load, naming the bad value and
+/// the valid names (each of the names tested above among them).
+#[test]
+fn unknown_mutex_exits_2() {
+    let line = config_error(&[("LOCKLAB_LOCK", "nosuch")]);
+    assert!(line.contains("nosuch") && line.contains("mcs"), "{line}");
+    for name in MUTEXES {
+        assert!(
+            line.contains(name),
+            "{name} is not among the valid names listed: {line}"
+        );
+    }
+}
+
+/// Likewise an unknown reader-writer lock.
+#[test]
+fn unknown_rwlock_exits_2() {
+    let line = config_error(&[("LOCKLAB_LOCK", "mcs"), ("LOCKLAB_RWLOCK", "nosuch")]);
+    assert!(
+        line.contains("nosuch") && line.contains("rw-fair"),
+        "{line}"
+    );
+}
+
+/// Preloaded without a choice of mutex: the line names the variable.
+#[test]
+fn missing_mutex_exits_2() {
+    let line = config_error(&[]);
+    assert!(line.contains("LOCKLAB_LOCK"), "{line}");
+}
