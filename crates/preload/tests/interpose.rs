@@ -99,23 +99,30 @@ fn compile() -> Result<PathBuf, String> {
     Ok(exe)
 }
 
-/// The library under test: the cdylib cargo builds next to the test's
-/// profile directory (the test executable is in `target/<profile>/deps/`,
-/// the library in `target/<profile>/`).
+/// The library under test: the cdylib cargo builds beside the test
+/// executable (`target/<profile>/deps/`; `cargo build` also puts one in
+/// `target/<profile>/`): the newer of the two.
 fn library() -> PathBuf {
     let me = std::env::current_exe().expect("the test executable's path");
-    let profile_dir = me
+    let deps = me
         .parent()
-        .and_then(Path::parent)
         .expect("the test executable lies in target/<profile>/deps/");
-    let so = profile_dir.join("liblocklab_preload.so");
-    assert!(
-        so.is_file(),
-        "the interposer is not at {} (cargo builds it there when it tests the crate, \
-         whose crate-type includes cdylib)",
-        so.display()
-    );
-    so
+    let candidates = [
+        deps.join("liblocklab_preload.so"),
+        deps.parent().unwrap_or(deps).join("liblocklab_preload.so"),
+    ];
+    candidates
+        .iter()
+        .filter_map(|p| Some((std::fs::metadata(p).ok()?.modified().ok()?, p.clone())))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| {
+            panic!(
+                "the interposer is at neither {} nor {} (cargo builds it when it tests the crate)",
+                candidates[0].display(),
+                candidates[1].display()
+            )
+        })
 }
 
 // ------------------------------------------------------------------ runs

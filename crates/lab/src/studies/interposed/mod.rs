@@ -60,12 +60,17 @@ fn preload() -> Result<PathBuf> {
     let exe = std::env::current_exe()
         .map_err(|e| LabError::input(format!("cannot find the locklab binary: {e}")))?;
     let dir = exe.parent().unwrap_or(Path::new("."));
-    // `cargo test` runs the binary from target/<profile>/, tests from deps/.
-    for d in [dir, dir.parent().unwrap_or(dir)] {
-        let p = d.join("liblocklab_preload.so");
-        if p.is_file() {
-            return Ok(p);
-        }
+    // Beside the binary (`cargo build`), or in deps/ there (`cargo test`
+    // builds it only there): the newer of the two.
+    let newest = [
+        dir.join("liblocklab_preload.so"),
+        dir.join("deps/liblocklab_preload.so"),
+    ]
+    .into_iter()
+    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+    .max_by_key(|(t, _)| *t);
+    if let Some((_, p)) = newest {
+        return Ok(p);
     }
     Err(LabError::input(format!(
         "liblocklab_preload.so is not beside the locklab binary ({}): `cargo build --release` builds both \
