@@ -70,7 +70,7 @@ fn a_lock_the_program_fails_under_is_a_failure_and_the_figure_is_read() {
         &[("FAIL_UNDER", "ttas")],
         &[
             "--locks",
-            "mutex,ttas",
+            "mutex,ttas,pthread",
             "--reps",
             "2",
             "--metric",
@@ -91,6 +91,10 @@ fn a_lock_the_program_fails_under_is_a_failure_and_the_figure_is_read() {
     assert!(reps
         .iter()
         .all(|r| r["run"]["metric"].as_f64().unwrap() > 0.0));
+    // `pthread` in --locks: the interposer in passthrough, beside the
+    // baseline without it.
+    let pass = point(&v, "preload(pthread)");
+    assert_eq!(pass["failed"], false, "{pass}");
     let ttas = point(&v, "ttas");
     assert_eq!(ttas["failed"], true, "{ttas}");
     assert!(

@@ -36,6 +36,11 @@ pub const BASELINE: &str = "pthread";
 /// The C library's lock elision, where it exists.
 pub const GLIBC_ELISION: &str = "glibc-elision";
 
+/// `--locks pthread`: the C library's locks reached through the interposer
+/// (`LOCKLAB_LOCK=pthread`), beside the baseline without it: what the
+/// interposer itself costs.
+pub const PASSTHROUGH: &str = "preload(pthread)";
+
 /// What the interposer reads.
 const VARS: [&str; 3] = ["LD_PRELOAD", "LOCKLAB_LOCK", "LOCKLAB_RWLOCK"];
 
@@ -100,7 +105,8 @@ fn check_program(cmd: &OsString) -> Result<()> {
 }
 
 /// The mutexes to run under: `--locks`, or locklab's own without the
-/// adapters. Peers cannot be interposed (`pthread` is the baseline).
+/// adapters. Peers cannot be interposed; `pthread` named here is the
+/// passthrough ([`PASSTHROUGH`]).
 fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
     let entries = match list {
         Some(l) => crate::studies::locks::parse_list(l)?,
@@ -109,10 +115,11 @@ fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
             .filter(|e| !e.peer && !e.info.name.contains('('))
             .collect(),
     };
-    if let Some(p) = entries.iter().find(|e| e.peer) {
+    if let Some(p) = entries.iter().find(|e| e.peer && e.info.name != BASELINE) {
         return Err(LabError::input(format!(
             "--locks {}: {} is not one of locklab's locks, so it cannot be put under a program \
-             (pthread, the C library's own, is the baseline and always runs)",
+             (pthread, the C library's own, is the baseline and always runs; named in --locks, it \
+             runs through the interposer too, as {PASSTHROUGH}: the interposer's own cost)",
             list.unwrap_or_default(),
             p.info.name
         )));
@@ -218,7 +225,11 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
     }
     for l in &locks {
         contenders.push(Contender {
-            name: (*l).to_string(),
+            name: if *l == BASELINE {
+                PASSTHROUGH.to_string()
+            } else {
+                (*l).to_string()
+            },
             set: vec![
                 ("LD_PRELOAD", so.clone().into_os_string()),
                 ("LOCKLAB_LOCK", OsString::from(*l)),
