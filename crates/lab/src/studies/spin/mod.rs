@@ -44,12 +44,6 @@ impl SpinPlan {
     pub fn units(&self) -> u64 {
         (self.locks.len() * self.threads.len()) as u64 * self.reps as u64
     }
-
-    /// Rough duration in seconds, for progress and planning.
-    pub fn estimate_s(&self) -> f64 {
-        let settle = crate::measure::settle_for(self.cfg.secs).as_secs_f64();
-        self.units() as f64 * (self.cfg.secs + settle) * 1.1
-    }
 }
 
 /// One repetition of the contention benchmark at a thread count.
