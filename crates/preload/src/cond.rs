@@ -13,7 +13,7 @@
 //! `__wrefs` word (offset 36), which ours leaves 0.
 
 use crate::mutex::{classify, relock_ours, unlock_ours, Mutex};
-use crate::{config, real, slot};
+use crate::{config, profile, real, slot};
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicU32, Ordering};
 use libc::{clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, timespec};
@@ -165,11 +165,7 @@ unsafe fn wait(
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_wait`.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_cond_wait(
-    c: *mut pthread_cond_t,
-    m: *mut pthread_mutex_t,
-) -> c_int {
+unsafe fn wait_plain(c: *mut pthread_cond_t, m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: POSIX: live objects.
     if unsafe { glibc_keeps(c) } {
         // SAFETY: passed through as is.
@@ -181,8 +177,7 @@ pub unsafe extern "C" fn pthread_cond_wait(
 
 /// # Safety
 /// POSIX's contract for `pthread_cond_timedwait`.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_cond_timedwait(
+unsafe fn timedwait_plain(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     abs: *const timespec,
@@ -204,8 +199,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
 
 /// # Safety
 /// glibc's contract for `pthread_cond_clockwait`.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_cond_clockwait(
+unsafe fn clockwait_plain(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     clock: clockid_t,
@@ -222,4 +216,52 @@ pub unsafe extern "C" fn pthread_cond_clockwait(
         Ok(d) => unsafe { wait(c, m, Some(d)) },
         Err(e) => e,
     }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_cond_wait`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_cond_wait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let wait = || unsafe { wait_plain(c, m) };
+    if profile::on() {
+        return profile::cond_wait(m as usize, wait);
+    }
+    wait()
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_cond_timedwait`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_cond_timedwait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    abs: *const timespec,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let wait = || unsafe { timedwait_plain(c, m, abs) };
+    if profile::on() {
+        return profile::cond_wait(m as usize, wait);
+    }
+    wait()
+}
+
+/// # Safety
+/// glibc's contract for `pthread_cond_clockwait`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_cond_clockwait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    clock: clockid_t,
+    abs: *const timespec,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let wait = || unsafe { clockwait_plain(c, m, clock, abs) };
+    if profile::on() {
+        return profile::cond_wait(m as usize, wait);
+    }
+    wait()
 }

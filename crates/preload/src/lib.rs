@@ -24,6 +24,9 @@
 //! The timed forms poll ([`slot::poll_until`]): `lock_api`'s raw traits
 //! have no deadline.
 //!
+//! With `LOCKLAB_PROFILE=<dir>`, every lock object is counted and the
+//! counts written at exit ([`profile`], read by `locklab profile`).
+//!
 //! Nothing unwinds into C: the one call that can panic (a condition
 //! variable waited on with two mutexes at once) is caught and returns
 //! `EINVAL`.
@@ -36,18 +39,28 @@ pub mod cond;
 pub mod config;
 pub mod mutex;
 pub mod ops;
+pub mod profile;
 pub mod real;
 pub mod rwlock;
 pub mod slot;
 pub mod spin;
 
 /// Run as the library is loaded: the configuration is read (a bad value
-/// ends the program before it starts), and a forked child forgets its
-/// parent's thread id.
+/// ends the program before it starts), the profile turned on if asked
+/// ([`profile`]), and a forked child forgets its parent's thread id and
+/// counts.
 extern "C" fn at_load() {
     config::at_load();
-    // SAFETY: registers a handler that only clears a thread-local cell.
-    unsafe { libc::pthread_atfork(None, None, Some(slot::forget_tid_in_child)) };
+    profile::at_load();
+    // SAFETY: registers a handler that clears thread-local cells and, when
+    // profiling, replaces the table with a fresh mapping.
+    unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+}
+
+/// After `fork`, in the child.
+extern "C" fn in_child() {
+    slot::forget_tid_in_child();
+    profile::forget_in_child();
 }
 
 #[cfg(not(test))]

@@ -18,7 +18,7 @@
 
 use crate::config;
 use crate::ops::MutexOps;
-use crate::{real, slot};
+use crate::{profile, real, slot};
 use core::ffi::c_int;
 use core::sync::atomic::Ordering;
 use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec};
@@ -36,6 +36,7 @@ const RECURSIVE: i32 = libc::PTHREAD_MUTEX_RECURSIVE;
 const ERRORCHECK: i32 = libc::PTHREAD_MUTEX_ERRORCHECK;
 
 /// How a call treats an object.
+#[derive(Clone, Copy)]
 pub enum Mutex {
     /// The C library's (passthrough, or an object only it can keep).
     Glibc,
@@ -286,6 +287,10 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
+    if profile::on() {
+        // SAFETY: POSIX: a live mutex.
+        return unsafe { profiled_lock(m, ops, How::Block) };
+    }
     // SAFETY: POSIX: a live mutex.
     match unsafe { classify(m, ops) } {
         // SAFETY: passed through as is.
@@ -300,6 +305,10 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
+    if profile::on() {
+        // SAFETY: POSIX: a live mutex.
+        return unsafe { profiled_lock(m, ops, How::Try) };
+    }
     // SAFETY: POSIX: a live mutex.
     match unsafe { classify(m, ops) } {
         // SAFETY: passed through as is.
@@ -350,6 +359,10 @@ pub unsafe extern "C" fn pthread_mutex_timedlock(
     abs: *const timespec,
 ) -> c_int {
     let ops = config::mutex();
+    if profile::on() {
+        // SAFETY: POSIX: a live mutex, a readable deadline.
+        return unsafe { profiled_lock(m, ops, How::Timed(libc::CLOCK_REALTIME, abs, false)) };
+    }
     // SAFETY: POSIX: a live mutex.
     match unsafe { classify(m, ops) } {
         // SAFETY: passed through as is.
@@ -368,6 +381,10 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
     abs: *const timespec,
 ) -> c_int {
     let ops = config::mutex();
+    if profile::on() {
+        // SAFETY: POSIX: a live mutex, a readable deadline.
+        return unsafe { profiled_lock(m, ops, How::Timed(clock, abs, true)) };
+    }
     // SAFETY: POSIX: a live mutex.
     match unsafe { classify(m, ops) } {
         // SAFETY: passed through as is.
@@ -382,8 +399,148 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
+    if profile::on() {
+        // SAFETY: POSIX: a live mutex.
+        return unsafe { profiled_unlock(m, ops) };
+    }
     // SAFETY: POSIX: a live mutex.
     match unsafe { classify(m, ops) } {
+        // SAFETY: passed through as is.
+        Mutex::Glibc => unsafe { real::__pthread_mutex_unlock(m) },
+        // SAFETY: ours, live.
+        Mutex::Ours(cell, ty) => match unsafe { unlock_ours(m, cell, ty, ops, false) } {
+            Ok(_) => 0,
+            Err(e) => e,
+        },
+    }
+}
+
+// ------------------------------------------------------------ profiled
+
+/// How a profiled acquisition waits.
+#[derive(Clone, Copy)]
+enum How {
+    /// `lock`.
+    Block,
+    /// `trylock`.
+    Try,
+    /// `timedlock` (the clock, the deadline, and whether the caller named
+    /// the clock: `clocklock`).
+    Timed(libc::clockid_t, *const timespec, bool),
+}
+
+/// An acquisition without counting, as the unprofiled functions make it.
+///
+/// # Safety
+/// `m` live, `t` its [`classify`]; a `Timed` deadline readable.
+unsafe fn plain_lock(m: *mut pthread_mutex_t, ops: &MutexOps, t: Mutex, how: How) -> c_int {
+    // SAFETY: the caller's contract, call by call.
+    unsafe {
+        match (t, how) {
+            (Mutex::Glibc, How::Block) => real::__pthread_mutex_lock(m),
+            (Mutex::Glibc, How::Try) => real::__pthread_mutex_trylock(m),
+            (Mutex::Glibc, How::Timed(_, abs, false)) => real::mutex_timedlock(m, abs),
+            (Mutex::Glibc, How::Timed(clock, abs, true)) => real::mutex_clocklock(m, clock, abs),
+            (Mutex::Ours(c, ty), How::Block) => lock_ours(m, c, ty, ops),
+            (Mutex::Ours(c, ty), How::Try) => try_ours(m, c, ty, ops),
+            (Mutex::Ours(c, ty), How::Timed(clock, abs, _)) => {
+                timed_ours(m, c, ty, ops, clock, abs)
+            }
+        }
+    }
+}
+
+/// The type (normal, recursive, error-checking) of `m`: ours keep it in
+/// [`Mutex::Ours`], the C library's in the low bits of its kind word
+/// (3, adaptive, is a normal mutex).
+///
+/// # Safety
+/// `m` live.
+unsafe fn type_of(m: *mut pthread_mutex_t, t: Mutex) -> i32 {
+    match t {
+        Mutex::Ours(_, ty) => ty,
+        // SAFETY: the caller's contract.
+        Mutex::Glibc => (unsafe { kind(m) }) & 3,
+    }
+}
+
+/// Whether the calling thread's hold of a recursive `m` is its outermost:
+/// the count is at offset 4 in ours and in the C library's.
+///
+/// # Safety
+/// `m` live, held by the caller.
+unsafe fn outermost(m: *mut pthread_mutex_t, ty: i32) -> bool {
+    // SAFETY: the holder's own count word.
+    ty != RECURSIVE || unsafe { *m.cast::<u8>().add(COUNT).cast::<u32>() } <= 1
+}
+
+/// A profiled `lock`, `trylock` or timed form ([`profile::exclusive`]).
+///
+/// # Safety
+/// As for the function it stands for.
+#[inline(never)]
+unsafe fn profiled_lock(m: *mut pthread_mutex_t, ops: &MutexOps, how: How) -> c_int {
+    // SAFETY: the caller's contract.
+    if unsafe { kind(m) } & GLIBC_ONLY != 0 {
+        profile::glibc_only();
+        // SAFETY: the C library's object.
+        return unsafe { plain_lock(m, ops, Mutex::Glibc, how) };
+    }
+    // SAFETY: the caller's contract.
+    let t = unsafe { classify(m, ops) };
+    let Some(e) = profile::entry(m as usize, profile::MUTEX) else {
+        // SAFETY: as above.
+        return unsafe { plain_lock(m, ops, t, how) };
+    };
+    // SAFETY: as above.
+    let ty = unsafe { type_of(m, t) };
+    // SAFETY: as above (each closure runs at most once, on this thread).
+    let attempt = || unsafe { plain_lock(m, ops, t, How::Try) };
+    // SAFETY: called only once the caller holds `m`.
+    let fresh = || unsafe { outermost(m, ty) };
+    match how {
+        How::Try => profile::exclusive(e, attempt, None::<fn() -> c_int>, fresh),
+        // SAFETY: as above.
+        _ => profile::exclusive(
+            e,
+            attempt,
+            Some(|| unsafe { plain_lock(m, ops, t, how) }),
+            fresh,
+        ),
+    }
+}
+
+/// A profiled `unlock`: the hold ends (if it is the caller's outermost),
+/// then the release.
+///
+/// # Safety
+/// As for `pthread_mutex_unlock`.
+#[inline(never)]
+unsafe fn profiled_unlock(m: *mut pthread_mutex_t, ops: &MutexOps) -> c_int {
+    // SAFETY: the caller's contract.
+    if unsafe { kind(m) } & GLIBC_ONLY != 0 {
+        profile::glibc_only();
+        // SAFETY: the C library's object.
+        return unsafe { real::__pthread_mutex_unlock(m) };
+    }
+    // SAFETY: the caller's contract.
+    let t = unsafe { classify(m, ops) };
+    if let Some(e) = profile::find(m as usize) {
+        // SAFETY: as above.
+        let ty = unsafe { type_of(m, t) };
+        let checked = ty == RECURSIVE || ty == ERRORCHECK;
+        // The owner's id: ours at offset 0, the C library's `__owner` at 8.
+        let at = if matches!(t, Mutex::Glibc) { 8 } else { OWNER };
+        // SAFETY: a word of the live object.
+        let mine = !checked
+            || unsafe { slot::owner(m.cast::<u8>().add(at)) }.load(Ordering::Relaxed)
+                == slot::tid();
+        // SAFETY: read only if the caller holds it.
+        if mine && unsafe { outermost(m, ty) } {
+            profile::release(e);
+        }
+    }
+    match t {
         // SAFETY: passed through as is.
         Mutex::Glibc => unsafe { real::__pthread_mutex_unlock(m) },
         // SAFETY: ours, live.

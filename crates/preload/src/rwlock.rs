@@ -21,7 +21,7 @@
 
 use crate::config;
 use crate::ops::RwOps;
-use crate::{real, slot};
+use crate::{profile, real, slot};
 use core::cell::Cell;
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicI32, Ordering};
@@ -202,10 +202,11 @@ pub unsafe extern "C" fn pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_i
 
 macro_rules! rw_fn {
     ($name:ident, $glibc:expr, $ours:expr) => {
+        /// The function of this name without `pthread_` (not profiled).
+        ///
         /// # Safety
-        /// POSIX's contract for the function of this name.
-        #[cfg_attr(not(test), no_mangle)]
-        pub unsafe extern "C" fn $name(l: *mut pthread_rwlock_t) -> c_int {
+        /// POSIX's contract for it.
+        unsafe fn $name(l: *mut pthread_rwlock_t) -> c_int {
             let ops = config::rwlock();
             // SAFETY: POSIX: a live object.
             match unsafe { classify(l, ops) } {
@@ -218,7 +219,7 @@ macro_rules! rw_fn {
 }
 
 rw_fn!(
-    pthread_rwlock_rdlock,
+    plain_rdlock,
     real::__pthread_rwlock_rdlock,
     |l, cell, ops: &RwOps| {
         // SAFETY: ours (the macro's caller).
@@ -226,7 +227,7 @@ rw_fn!(
     }
 );
 rw_fn!(
-    pthread_rwlock_tryrdlock,
+    plain_tryrdlock,
     real::__pthread_rwlock_tryrdlock,
     |l, cell, ops: &RwOps| {
         // SAFETY: ours.
@@ -234,7 +235,7 @@ rw_fn!(
     }
 );
 rw_fn!(
-    pthread_rwlock_wrlock,
+    plain_wrlock,
     real::__pthread_rwlock_wrlock,
     |l, cell, ops: &RwOps| {
         // SAFETY: ours.
@@ -247,7 +248,7 @@ rw_fn!(
     }
 );
 rw_fn!(
-    pthread_rwlock_trywrlock,
+    plain_trywrlock,
     real::__pthread_rwlock_trywrlock,
     |l, cell, ops: &RwOps| {
         // SAFETY: ours.
@@ -255,7 +256,7 @@ rw_fn!(
     }
 );
 rw_fn!(
-    pthread_rwlock_unlock,
+    plain_unlock,
     real::__pthread_rwlock_unlock,
     |l, cell, ops: &RwOps| {
         // SAFETY: ours.
@@ -327,10 +328,11 @@ unsafe fn timed(
 
 macro_rules! rw_timed_fn {
     ($name:ident, $write:expr) => {
+        /// The timed form without `pthread_` (not profiled).
+        ///
         /// # Safety
-        /// POSIX's contract for the function of this name.
-        #[cfg_attr(not(test), no_mangle)]
-        pub unsafe extern "C" fn $name(l: *mut pthread_rwlock_t, abs: *const timespec) -> c_int {
+        /// POSIX's contract for it.
+        unsafe fn $name(l: *mut pthread_rwlock_t, abs: *const timespec) -> c_int {
             let ops = config::rwlock();
             // SAFETY: POSIX: a live object.
             match unsafe { classify(l, ops) } {
@@ -352,14 +354,11 @@ macro_rules! rw_timed_fn {
 
 macro_rules! rw_clock_fn {
     ($name:ident, $write:expr) => {
+        /// The clock form without `pthread_` (not profiled).
+        ///
         /// # Safety
-        /// glibc's contract for the function of this name.
-        #[cfg_attr(not(test), no_mangle)]
-        pub unsafe extern "C" fn $name(
-            l: *mut pthread_rwlock_t,
-            clock: clockid_t,
-            abs: *const timespec,
-        ) -> c_int {
+        /// glibc's contract for it.
+        unsafe fn $name(l: *mut pthread_rwlock_t, clock: clockid_t, abs: *const timespec) -> c_int {
             let ops = config::rwlock();
             // SAFETY: POSIX: a live object.
             match unsafe { classify(l, ops) } {
@@ -379,7 +378,164 @@ macro_rules! rw_clock_fn {
     };
 }
 
-rw_timed_fn!(pthread_rwlock_timedrdlock, false);
-rw_timed_fn!(pthread_rwlock_timedwrlock, true);
-rw_clock_fn!(pthread_rwlock_clockrdlock, false);
-rw_clock_fn!(pthread_rwlock_clockwrlock, true);
+rw_timed_fn!(plain_timedrdlock, false);
+rw_timed_fn!(plain_timedwrlock, true);
+rw_clock_fn!(plain_clockrdlock, false);
+rw_clock_fn!(plain_clockwrlock, true);
+
+// ------------------------------------------------------------ the C names
+
+/// An acquisition, counted when profiling: `attempt` at once, then `wait`
+/// (none for the try forms).
+///
+/// # Safety
+/// `l` live; the closures are the plain forms on it.
+#[inline]
+unsafe fn acquire(
+    l: *mut pthread_rwlock_t,
+    write: bool,
+    attempt: impl FnOnce() -> c_int,
+    wait: Option<impl FnOnce() -> c_int>,
+) -> c_int {
+    let e = if !profile::on() {
+        None
+    // SAFETY: the caller's contract.
+    } else if unsafe { process_shared(l) } {
+        profile::glibc_only();
+        None
+    } else {
+        profile::entry(l as usize, profile::RWLOCK)
+    };
+    match (e, wait) {
+        (None, Some(w)) => w(),
+        (None, None) => attempt(),
+        (Some(e), w) if write => profile::exclusive(e, attempt, w, || true),
+        (Some(e), w) => profile::shared(e, l as usize, attempt, w),
+    }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_rdlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) -> c_int {
+    // SAFETY: the caller's contract (each closure is a plain form on `l`).
+    unsafe { acquire(l, false, || plain_tryrdlock(l), Some(|| plain_rdlock(l))) }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_tryrdlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_tryrdlock(l: *mut pthread_rwlock_t) -> c_int {
+    // SAFETY: as above.
+    unsafe { acquire(l, false, || plain_tryrdlock(l), None::<fn() -> c_int>) }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_wrlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) -> c_int {
+    // SAFETY: as above.
+    unsafe { acquire(l, true, || plain_trywrlock(l), Some(|| plain_wrlock(l))) }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_trywrlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_trywrlock(l: *mut pthread_rwlock_t) -> c_int {
+    // SAFETY: as above.
+    unsafe { acquire(l, true, || plain_trywrlock(l), None::<fn() -> c_int>) }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_timedrdlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_timedrdlock(
+    l: *mut pthread_rwlock_t,
+    abs: *const timespec,
+) -> c_int {
+    // SAFETY: as above.
+    unsafe {
+        acquire(
+            l,
+            false,
+            || plain_tryrdlock(l),
+            Some(|| plain_timedrdlock(l, abs)),
+        )
+    }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_timedwrlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_timedwrlock(
+    l: *mut pthread_rwlock_t,
+    abs: *const timespec,
+) -> c_int {
+    // SAFETY: as above.
+    unsafe {
+        acquire(
+            l,
+            true,
+            || plain_trywrlock(l),
+            Some(|| plain_timedwrlock(l, abs)),
+        )
+    }
+}
+
+/// # Safety
+/// glibc's contract for `pthread_rwlock_clockrdlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_clockrdlock(
+    l: *mut pthread_rwlock_t,
+    clock: clockid_t,
+    abs: *const timespec,
+) -> c_int {
+    // SAFETY: as above.
+    unsafe {
+        acquire(
+            l,
+            false,
+            || plain_tryrdlock(l),
+            Some(|| plain_clockrdlock(l, clock, abs)),
+        )
+    }
+}
+
+/// # Safety
+/// glibc's contract for `pthread_rwlock_clockwrlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_clockwrlock(
+    l: *mut pthread_rwlock_t,
+    clock: clockid_t,
+    abs: *const timespec,
+) -> c_int {
+    // SAFETY: as above.
+    unsafe {
+        acquire(
+            l,
+            true,
+            || plain_trywrlock(l),
+            Some(|| plain_clockwrlock(l, clock, abs)),
+        )
+    }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_rwlock_unlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_rwlock_unlock(l: *mut pthread_rwlock_t) -> c_int {
+    if profile::on() {
+        if let Some(e) = profile::find(l as usize) {
+            // The writer's id is at offset 24 in ours and in the C
+            // library's (`__cur_writer`).
+            // SAFETY: the caller's contract.
+            if unsafe { writer(l) }.load(Ordering::Relaxed) == slot::tid() {
+                profile::release(e);
+            } else {
+                profile::release_shared(e, l as usize);
+            }
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { plain_unlock(l) }
+}

@@ -7,7 +7,7 @@
 
 use crate::config;
 use crate::ops::MutexOps;
-use crate::real;
+use crate::{profile, real};
 use core::ffi::c_int;
 use libc::pthread_spinlock_t;
 
@@ -46,8 +46,7 @@ pub unsafe extern "C" fn pthread_spin_destroy(s: *mut pthread_spinlock_t) -> c_i
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_lock`.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_spin_lock(s: *mut pthread_spinlock_t) -> c_int {
+unsafe fn lock_plain(s: *mut pthread_spinlock_t) -> c_int {
     let ops = config::mutex();
     if !ours(ops) {
         // SAFETY: passed through as is.
@@ -60,8 +59,7 @@ pub unsafe extern "C" fn pthread_spin_lock(s: *mut pthread_spinlock_t) -> c_int 
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_trylock`.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_spin_trylock(s: *mut pthread_spinlock_t) -> c_int {
+unsafe fn trylock_plain(s: *mut pthread_spinlock_t) -> c_int {
     let ops = config::mutex();
     if !ours(ops) {
         // SAFETY: passed through as is.
@@ -77,8 +75,7 @@ pub unsafe extern "C" fn pthread_spin_trylock(s: *mut pthread_spinlock_t) -> c_i
 
 /// # Safety
 /// POSIX's contract for `pthread_spin_unlock`.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_spin_unlock(s: *mut pthread_spinlock_t) -> c_int {
+unsafe fn unlock_plain(s: *mut pthread_spinlock_t) -> c_int {
     let ops = config::mutex();
     if !ours(ops) {
         // SAFETY: passed through as is.
@@ -87,4 +84,56 @@ pub unsafe extern "C" fn pthread_spin_unlock(s: *mut pthread_spinlock_t) -> c_in
     // SAFETY: POSIX: the caller holds it.
     unsafe { (ops.unlock)(s.cast::<u8>()) };
     0
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_spin_lock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_spin_lock(s: *mut pthread_spinlock_t) -> c_int {
+    if profile::on() {
+        if let Some(e) = profile::entry(s as usize, profile::SPIN) {
+            return profile::exclusive(
+                e,
+                // SAFETY: the caller's contract.
+                || unsafe { trylock_plain(s) },
+                // SAFETY: as above.
+                Some(|| unsafe { lock_plain(s) }),
+                || true,
+            );
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { lock_plain(s) }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_spin_trylock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_spin_trylock(s: *mut pthread_spinlock_t) -> c_int {
+    if profile::on() {
+        if let Some(e) = profile::entry(s as usize, profile::SPIN) {
+            return profile::exclusive(
+                e,
+                // SAFETY: the caller's contract.
+                || unsafe { trylock_plain(s) },
+                None::<fn() -> c_int>,
+                || true,
+            );
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { trylock_plain(s) }
+}
+
+/// # Safety
+/// POSIX's contract for `pthread_spin_unlock`.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn pthread_spin_unlock(s: *mut pthread_spinlock_t) -> c_int {
+    if profile::on() {
+        if let Some(e) = profile::find(s as usize) {
+            profile::release(e);
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { unlock_plain(s) }
 }

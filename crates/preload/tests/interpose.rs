@@ -36,11 +36,12 @@ const PARALLEL: usize = 2;
 
 /// What the library reads, cleared before every run so that the test's own
 /// environment cannot leak into one.
-const CONFIG_VARS: [&str; 4] = [
+const CONFIG_VARS: [&str; 5] = [
     "LD_PRELOAD",
     "LOCKLAB_LOCK",
     "LOCKLAB_RWLOCK",
     "LOCKLAB_TEST_BROKEN",
+    "LOCKLAB_PROFILE",
 ];
 
 // ------------------------------------------------------------ the program
@@ -356,6 +357,69 @@ lock_tests! { under_rwlock:
     rwlock_rw_fair => "rw-fair",
     rwlock_brlock => "brlock",
     rwlock_rwsem => "rwsem",
+}
+
+/// Counting (`LOCKLAB_PROFILE`) changes nothing the program can see: it
+/// passes as it does uncounted, saying on stderr only the one note that
+/// its process-shared and robust mutexes are not counted, and its
+/// processes leave their counts.
+fn profiled(lock: &str, rwlock: &str) {
+    let dir = std::env::temp_dir().join(format!(
+        "locklab-interpose-profile-{}-{lock}-{rwlock}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let env = [
+        ("LOCKLAB_LOCK", lock),
+        ("LOCKLAB_RWLOCK", rwlock),
+        ("LOCKLAB_PROFILE", d),
+    ];
+    let o = run(&env, true, "all");
+    let note = "locklab-preload: a process-shared, robust or priority-protocol lock is the C \
+                library's own and is not profiled (noted once)";
+    let stderr_ok = o.stderr.lines().all(|l| l == note);
+    assert!(
+        o.status.success() && o.stdout.starts_with("ok: ") && stderr_ok,
+        "{}: {}\nstderr:\n{}\nstdout:\n{}",
+        describe(&env, "all"),
+        o.status,
+        o.stderr,
+        o.stdout
+    );
+    let written = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "prof"))
+        .count();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        written >= 1,
+        "{}: no profile written",
+        describe(&env, "all")
+    );
+}
+
+#[test]
+fn profiled_passthrough() {
+    profiled("pthread", "pthread-rw");
+}
+
+#[test]
+fn profiled_mutex_rw_fair() {
+    profiled("mutex", "rw-fair");
+}
+
+#[test]
+fn profiled_mcs_brlock() {
+    profiled("mcs", "brlock");
+}
+
+/// A spinning lock that also stands in for `pthread_spinlock_t`.
+#[test]
+fn profiled_ttas_rwsem() {
+    profiled("ttas", "rwsem");
 }
 
 /// A mutex that does not exclude fails the program's mutex checks, with

@@ -203,11 +203,23 @@ pub fn plot_run(
     log_y: bool,
 ) -> Result<()> {
     let plottable = crate::studies::plottable();
+    let has = |b: &str| points.iter().any(|p| p.bench == b);
+    if bench.is_none() && !points.is_empty() && !plottable.iter().any(|b| has(b)) {
+        let mut studies: Vec<&str> = points.iter().map(|p| p.bench.as_str()).collect();
+        studies.dedup();
+        return Err(LabError::input(format!(
+            "run {} has nothing to plot: {} has no chart (`locklab show` has its tables); \
+             charts are drawn for {}",
+            meta.id.unwrap_or_default(),
+            studies.join(", "),
+            plottable.join(", ")
+        )));
+    }
     let bench = bench.unwrap_or_else(|| {
         plottable
             .iter()
             .copied()
-            .find(|b| points.iter().any(|p| p.bench == *b))
+            .find(|b| has(b))
             .or_else(|| plottable.first().copied())
             .unwrap_or_default()
     });

@@ -56,6 +56,9 @@ commands! {
         /// Run your own program under the C library's locks and under each of locklab's (LD_PRELOAD), and rank them.
         #[command(display_order = 8)]
         Run(super::interposed::args::RunArgs),
+        /// Run your own program once with its locks counted (LD_PRELOAD): which locks it waits on, and where.
+        #[command(display_order = 9)]
+        Profile(super::profile::args::ProfileArgs),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod ipc;
 pub mod lhp;
 pub mod locks;
 pub mod model;
+pub mod profile;
 pub mod rcutorture;
 pub mod sim_lhp;
 pub mod spin;
@@ -100,6 +101,7 @@ pub fn all() -> &'static [&'static dyn Study] {
         &ipc::Ipc,
         &sim_lhp::SimLhp,
         &interposed::Interposed,
+        &profile::Profile,
     ]
 }
 

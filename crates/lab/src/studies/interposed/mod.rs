@@ -42,7 +42,7 @@ pub const GLIBC_ELISION: &str = "glibc-elision";
 pub const PASSTHROUGH: &str = "preload(pthread)";
 
 /// What the interposer reads.
-const VARS: [&str; 3] = ["LD_PRELOAD", "LOCKLAB_LOCK", "LOCKLAB_RWLOCK"];
+pub(crate) const VARS: [&str; 3] = ["LD_PRELOAD", "LOCKLAB_LOCK", "LOCKLAB_RWLOCK"];
 
 /// One way to run the program.
 struct Contender {
@@ -51,7 +51,7 @@ struct Contender {
 }
 
 /// The interposer: `LOCKLAB_PRELOAD`, or beside the `locklab` binary.
-fn preload() -> Result<PathBuf> {
+pub(crate) fn preload() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("LOCKLAB_PRELOAD") {
         let p = PathBuf::from(p);
         if p.is_file() {
@@ -85,7 +85,7 @@ fn preload() -> Result<PathBuf> {
 }
 
 /// Refuses a program that cannot be started.
-fn check_program(cmd: &OsString) -> Result<()> {
+pub(crate) fn check_program(cmd: &OsString) -> Result<()> {
     let p = Path::new(cmd);
     let found = if p.components().count() > 1 {
         p.is_file()
@@ -107,7 +107,7 @@ fn check_program(cmd: &OsString) -> Result<()> {
 /// The mutexes to run under: `--locks`, or locklab's own without the
 /// adapters. Peers cannot be interposed; `pthread` named here is the
 /// passthrough ([`PASSTHROUGH`]).
-fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
+pub(crate) fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
     let entries = match list {
         Some(l) => crate::studies::locks::parse_list(l)?,
         None => crate::registry::all()
@@ -128,7 +128,7 @@ fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
 }
 
 /// `--rwlock`: one of locklab's reader-writer locks, or `pthread-rw`.
-fn chosen_rwlock(name: &str) -> Result<String> {
+pub(crate) fn chosen_rwlock(name: &str) -> Result<String> {
     let own: Vec<&str> = crate::registry::rw_all()
         .iter()
         .filter(|e| !e.peer)

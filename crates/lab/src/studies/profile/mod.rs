@@ -1,0 +1,187 @@
+//! `locklab profile`: which of an unmodified program's locks it waits on.
+//! The program runs once under the interposer with counting on
+//! (`LOCKLAB_PROFILE`, `crates/preload/src/profile.rs`), under the C
+//! library's locks or one of locklab's; every process it starts that
+//! exits normally writes its counts per lock object; this study reads
+//! them, names each lock's first contended caller from the program's
+//! symbols, stores one point per lock object, and prints the most
+//! waited-on locks, with a `bench spin` command that reproduces the worst
+//! one's pattern.
+
+pub mod args;
+pub mod parse;
+pub mod report;
+pub mod symbols;
+
+use super::interposed::runner::{run_once, Exit, Launch};
+use super::interposed::{check_program, chosen_locks, chosen_rwlock, preload, VARS};
+use crate::cli::Cli;
+use crate::error::{LabError, Result};
+use crate::noteln;
+use crate::progress::Progress;
+use crate::results::{Point, Rep, RunMeta};
+use crate::run::{progress_quiet, stored_run};
+use crate::studies::Study;
+use args::ProfileArgs;
+use parse::{Counts, Process};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::time::Duration;
+
+/// The name its points are stored under.
+pub const BENCH: &str = "profile";
+
+/// Objects stored one by one per process (the most waited-on, then the
+/// most taken); the rest are stored as one summary point.
+const KEEP: usize = 500;
+
+/// `--lock`: one mutex the interposer can put under a program.
+fn chosen_lock(name: &str) -> Result<&'static str> {
+    if name.contains(',') || name == "all" {
+        return Err(LabError::input(format!(
+            "--lock {name}: one lock only (the program runs once); `locklab run --locks` compares several"
+        )));
+    }
+    let mut v = chosen_locks(Some(name))?;
+    Ok(v.remove(0))
+}
+
+/// The stored points of one process: its objects, most waited-on first,
+/// the first [`KEEP`] apart and the rest summed in one.
+fn points_of(p: &Process, resolver: &mut symbols::Resolver) -> Vec<Point> {
+    let mut objs: Vec<_> = p.objects.iter().collect();
+    objs.sort_by(|a, b| {
+        (b.counts.wait_ns(), b.counts.acquisitions + b.counts.reads)
+            .cmp(&(a.counts.wait_ns(), a.counts.acquisitions + a.counts.reads))
+    });
+    let process = json!({
+        "pid": p.pid, "ppid": p.ppid, "exe": p.exe, "elapsed_ns": p.elapsed_ns,
+        "threads": p.threads, "objects": p.objects.len(), "overflow": p.overflow,
+        "glibc_only_calls": p.glibc_only, "rwlock": p.rwlock,
+    });
+    let point = |object: String, kind: &str, caller: Value, c: &Counts| {
+        let mut rep = Rep::one_thread(0, p.elapsed_ns as f64 * 1e-9, 0.0, c.acquisitions + c.reads);
+        rep.set_metrics(c);
+        Point {
+            bench: BENCH.into(),
+            lock: p.lock.clone(),
+            threads: c.threads,
+            params: json!({
+                "object": object, "kind": kind, "caller": caller, "process": process,
+            }),
+            reps: vec![rep],
+        }
+    };
+    let mut out: Vec<Point> = objs
+        .iter()
+        .take(KEEP)
+        .map(|o| {
+            let caller = match &o.caller {
+                Some(c) => Value::String(resolver.describe(c, &p.exe)),
+                None => Value::Null,
+            };
+            point(format!("{:#x}", o.addr), o.kind, caller, &o.counts)
+        })
+        .collect();
+    if objs.len() > KEEP {
+        let mut sum = Counts::default();
+        for o in &objs[KEEP..] {
+            sum.add(&o.counts);
+        }
+        out.push(point(
+            format!("{} others", objs.len() - KEEP),
+            "-",
+            Value::Null,
+            &sum,
+        ));
+    }
+    out
+}
+
+/// `locklab profile`: checks the names, the program and the interposer,
+/// runs the program once with counting on, then stores and prints.
+pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
+    check_program(&a.command[0])?;
+    let lock = chosen_lock(&a.lock)?;
+    let rwlock = chosen_rwlock(&a.rwlock)?;
+    let so = preload()?;
+    let dir = tempfile::Builder::new()
+        .prefix("locklab-profile-")
+        .tempdir()
+        .map_err(|e| LabError::failed(format!("cannot make a directory for the profile: {e}")))?;
+    let shown = a
+        .command
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let remove = [VARS[0], VARS[1], VARS[2], "LOCKLAB_PROFILE"];
+    let launch = Launch {
+        command: &a.command,
+        set: vec![
+            ("LD_PRELOAD", so.into_os_string()),
+            ("LOCKLAB_LOCK", OsString::from(lock)),
+            ("LOCKLAB_RWLOCK", OsString::from(&rwlock)),
+            ("LOCKLAB_PROFILE", dir.path().as_os_str().to_owned()),
+        ],
+        remove: &remove,
+        timeout: Duration::from_secs_f64(a.timeout),
+        show_output: !a.hide_output,
+    };
+    let o =
+        run_once(&launch).map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+    let processes = parse::read_dir(dir.path())
+        .map_err(|e| LabError::failed(format!("cannot read the profile: {e}")))?;
+    if processes.is_empty() {
+        let why = match o.metrics.exit {
+            Exit::Code(_) => {
+                "it may be statically linked, or not call the C library's lock functions \
+                              through the dynamic linker, or end with _exit"
+                    .to_string()
+            }
+            e => format!("it ended with {e}, and only a process that exits writes its counts"),
+        };
+        return Err(LabError::input(format!(
+            "'{shown}' wrote no profile: {why}"
+        )));
+    }
+    if o.metrics.exit != Exit::Code(0) {
+        noteln!(
+            "note: '{shown}' ended with {}; its counts up to then follow",
+            o.metrics.exit
+        );
+    }
+    let mut resolver = symbols::Resolver::default();
+    let points: Vec<Point> = processes
+        .iter()
+        .flat_map(|p| points_of(p, &mut resolver))
+        .collect();
+    let params = json!({
+        "command": shown, "lock": lock, "rwlock": rwlock, "top": a.top,
+        "wall_s": o.wall_s, "exit": o.metrics.exit.to_string(),
+    });
+    let progress = Progress::counting(points.len() as u64, progress_quiet(cli), "lock objects");
+    stored_run(cli, argv, BENCH, params, &progress, |sink| {
+        for p in points {
+            sink(p)?;
+        }
+        Ok(true)
+    })
+}
+
+/// The study's report: the most waited-on locks of each process.
+pub struct Profile;
+
+impl Study for Profile {
+    fn name(&self) -> &'static str {
+        BENCH
+    }
+
+    fn text(&self, out: &mut String, meta: &RunMeta, points: &[&Point], _all: &[Point]) {
+        report::table(out, meta, points);
+    }
+
+    fn point_json(&self, _meta: &RunMeta, p: &Point, _of: &[&Point], _all: &[Point]) -> Value {
+        report::point_json(p)
+    }
+}

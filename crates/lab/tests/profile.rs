@@ -1,0 +1,249 @@
+//! `locklab profile`: a C program whose every lock does one known thing
+//! (`tests/c/profile_prog.c`), counted through the interposer (built by
+//! `cargo test --workspace` beside the binary), under the C library's
+//! locks and under locklab's. Known answers: exact counts (acquisitions, a
+//! recursive mutex counted once a turn, failed tries, shared acquisitions
+//! that never wait because readers share, condition waits, a forked
+//! child's own counts); a holder that sleeps 1 ms holds at least 1 ms and
+//! its waiter waits about that; the holds of one lock, which never
+//! overlap, add up to no more than the run; the first contended caller is
+//! the function that asked. And bad input: one line, exit 2.
+
+mod common;
+
+use common::{assert_bad_input, locklab, stdout, tmp};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The test program, compiled once.
+fn program() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("locklab-profile-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("profile_prog");
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/profile_prog.c");
+        let o = Command::new("cc")
+            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .output()
+            .expect("a C compiler, `cc`, on PATH");
+        assert!(
+            o.status.success(),
+            "cc failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        bin
+    })
+}
+
+/// Profiles the program under `args`; its JSON and the addresses of its
+/// locks by name.
+fn profile(db: &Path, args: &[&str]) -> (Value, HashMap<String, String>) {
+    let addrs = db.with_extension("addrs");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_locklab"));
+    cmd.arg("--db")
+        .arg(db)
+        .arg("--json")
+        .arg("profile")
+        .arg("--hide-output")
+        .args(args)
+        .arg("--")
+        .arg(program())
+        .arg(&addrs);
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let names = std::fs::read_to_string(&addrs)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (n, a) = l.split_once(' ').unwrap();
+            // The C library prints pointers as 0x… without leading zeros,
+            // as the lab stores them.
+            (n.to_string(), a.to_string())
+        })
+        .collect();
+    (v, names)
+}
+
+/// The counts of the object at `addr` in process `pid` (or the one
+/// process other than `not`).
+fn counts<'a>(v: &'a Value, addr: &str, pid: Option<u64>, not: Option<u64>) -> &'a Value {
+    let p = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| {
+            let at = p["params"]["process"]["pid"].as_u64();
+            p["object"] == addr
+                && pid.is_none_or(|x| at == Some(x))
+                && not.is_none_or(|x| at != Some(x))
+        })
+        .unwrap_or_else(|| panic!("no object {addr} in {v}"));
+    &p["repetitions"][0]["profile"]
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("no {k} in {v}"))
+}
+
+fn check(args: &[&str]) {
+    let (_d, db) = tmp();
+    let (v, at) = profile(&db, args);
+    // Two processes: the program and its forked child.
+    let pids: Vec<u64> = {
+        let mut p: Vec<u64> = v["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["params"]["process"]["pid"].as_u64().unwrap())
+            .collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    };
+    assert_eq!(pids.len(), 2, "{v}");
+    // The parent is the one with the hot lock.
+    let hot_point = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["object"] == at["hot"])
+        .unwrap();
+    let parent = hot_point["params"]["process"]["pid"].as_u64().unwrap();
+    let c = |name: &str| counts(&v, &at[name], Some(parent), None);
+
+    let hot = c("hot");
+    assert_eq!(u(hot, "acquisitions"), 40, "{hot}");
+    assert_eq!(u(hot, "threads"), 2, "{hot}");
+    assert!(u(hot, "contended") >= 10, "{hot}");
+    // Every hold sleeps 1 ms: the mean hold is at least that.
+    let hold_mean = u(hot, "hold_total_ns") as f64 / 40.0;
+    assert!(hold_mean >= 1e6, "mean hold {hold_mean} ns: {hot}");
+    // The holds never overlap, nor do B's waits: each together no longer
+    // than the rounds took by the program's own clock (with room for the
+    // sample's estimate of the holds).
+    let rounds: f64 = at["hot_ns"].parse().unwrap();
+    assert!(
+        u(hot, "hold_total_ns") as f64 <= 1.25 * rounds,
+        "holds {} ns in rounds of {rounds} ns: {hot}",
+        u(hot, "hold_total_ns")
+    );
+    assert!(u(hot, "wait_total_ns") as f64 <= rounds, "{hot}");
+    // B asks while A holds for 1 ms: it waits for a good part of that.
+    let wait_mean = u(hot, "wait_total_ns") as f64 / u(hot, "contended") as f64;
+    assert!(wait_mean >= 0.25e6, "mean wait {wait_mean} ns: {hot}");
+    assert!(
+        hot_point["caller"]
+            .as_str()
+            .unwrap()
+            .starts_with("wait_for_hot+0x"),
+        "{hot_point}"
+    );
+    assert!(hot_point["bench_spin"]
+        .as_str()
+        .unwrap()
+        .starts_with("locklab bench spin --threads 2 --cs-ns "));
+
+    let lone = c("lone");
+    assert_eq!(
+        (
+            u(lone, "acquisitions"),
+            u(lone, "contended"),
+            u(lone, "threads")
+        ),
+        (10000, 0, 1),
+        "{lone}"
+    );
+    assert_eq!(u(c("rec"), "acquisitions"), 100);
+    let errchk = c("errchk");
+    assert_eq!(
+        (u(errchk, "acquisitions"), u(errchk, "contended")),
+        (1, 0),
+        "{errchk}"
+    );
+    let busy = c("busy");
+    assert_eq!((u(busy, "acquisitions"), u(busy, "busy")), (1, 7), "{busy}");
+    let rw = c("rw");
+    assert_eq!(
+        (
+            u(rw, "reads"),
+            u(rw, "read_contended"),
+            u(rw, "acquisitions")
+        ),
+        (60, 0, 5),
+        "{rw}"
+    );
+    assert_eq!(u(rw, "threads"), 4, "{rw}");
+    let cvm = c("cvm");
+    assert_eq!(
+        (u(cvm, "cond_waits"), u(cvm, "acquisitions")),
+        (10, 1),
+        "{cvm}"
+    );
+    assert_eq!(u(c("spin"), "acquisitions"), 1000);
+
+    // The child counts its own 5, not its parent's 10000.
+    let child = counts(&v, &at["lone"], None, Some(parent));
+    assert_eq!(u(child, "acquisitions"), 5, "{child}");
+
+    // The text: the hot lock first, its caller named, the ready command.
+    let o = locklab(&db, &["show", "last"]);
+    let text = stdout(&o);
+    let first_row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap();
+    assert!(first_row.contains(&at["hot"]), "{text}");
+    assert!(first_row.contains("wait_for_hot+0x"), "{text}");
+    assert!(text.contains("locklab bench spin --threads 2"), "{text}");
+}
+
+#[test]
+fn known_answers_under_the_c_library() {
+    check(&[]);
+}
+
+#[test]
+fn known_answers_under_locklab_locks() {
+    check(&["--lock", "mcs", "--rwlock", "rw-fair"]);
+    // A lock that only spins takes the program's pthread spin locks too.
+    check(&["--lock", "ttas", "--rwlock", "rwsem"]);
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let (_d, db) = tmp();
+    let prog = program().to_str().unwrap().to_string();
+    for (args, needle) in [
+        (vec!["--lock", "nope", "--", &prog, "/dev/null"], "nope"),
+        (
+            vec!["--lock", "mcs,tas", "--", &prog, "/dev/null"],
+            "one lock only",
+        ),
+        (
+            vec!["--lock", "parking_lot", "--", &prog, "/dev/null"],
+            "parking_lot",
+        ),
+        (
+            vec!["--rwlock", "nope", "--", &prog, "/dev/null"],
+            "--rwlock nope",
+        ),
+        (vec!["--top", "0", "--", &prog, "/dev/null"], "'0'"),
+        (vec!["--", "/nonexistent/program"], "no such program"),
+        // Killed before it could write its counts.
+        (vec!["--", "sh", "-c", "kill -KILL $$"], "wrote no profile"),
+    ] {
+        let mut all = vec!["profile"];
+        all.extend(args.iter().copied());
+        let o = locklab(&db, &all);
+        assert_bad_input(&o, needle);
+    }
+    let o = locklab(&db, &["runs"]);
+    assert!(stdout(&o).contains("no runs"), "{}", stdout(&o));
+}
