@@ -129,37 +129,34 @@ unsafe fn wait(
     // SAFETY: the caller's contract.
     let target = unsafe { classify(m, ops) };
     let mut failed = 0;
-    let timed_out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        cv.wait_with(m as *const (), deadline, |sleep| match target {
-            Mutex::Glibc => {
-                // SAFETY: the caller holds `m`, a glibc mutex.
-                failed = unsafe { real::__pthread_mutex_unlock(m) };
-                if failed == 0 {
-                    sleep();
-                    // SAFETY: take it back, as POSIX requires.
-                    unsafe { real::__pthread_mutex_lock(m) };
-                }
+    let r = cv.try_wait_with(m as *const (), deadline, |sleep| match target {
+        Mutex::Glibc => {
+            // SAFETY: the caller holds `m`, a glibc mutex.
+            failed = unsafe { real::__pthread_mutex_unlock(m) };
+            if failed == 0 {
+                sleep();
+                // SAFETY: take it back, as POSIX requires.
+                unsafe { real::__pthread_mutex_lock(m) };
             }
-            // SAFETY: ours: release it (whatever its recursion count),
-            // sleep, take it back with the same count.
-            Mutex::Ours(cell, ty) => match unsafe { unlock_ours(m, cell, ty, ops, true) } {
-                Ok(count) => {
-                    sleep();
-                    // SAFETY: as above.
-                    unsafe { relock_ours(m, cell, ty, ops, count) };
-                }
-                Err(e) => failed = e,
-            },
-        })
-        .timed_out()
-    }));
-    match timed_out {
+        }
+        // SAFETY: ours: release it (whatever its recursion count),
+        // sleep, take it back with the same count.
+        Mutex::Ours(cell, ty) => match unsafe { unlock_ours(m, cell, ty, ops, true) } {
+            Ok(count) => {
+                sleep();
+                // SAFETY: as above.
+                unsafe { relock_ours(m, cell, ty, ops, count) };
+            }
+            Err(e) => failed = e,
+        },
+    });
+    match r {
         // Waiters on one condition variable with two mutexes at once:
-        // undefined in POSIX; an error here.
+        // undefined in POSIX; an error here (the mutex was not released).
         Err(_) => libc::EINVAL,
         Ok(_) if failed != 0 => failed,
-        Ok(true) => libc::ETIMEDOUT,
-        Ok(false) => 0,
+        Ok(r) if r.timed_out() => libc::ETIMEDOUT,
+        Ok(_) => 0,
     }
 }
 

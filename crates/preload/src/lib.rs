@@ -27,9 +27,10 @@
 //! With `LOCKLAB_PROFILE=<dir>`, every lock object is counted and the
 //! counts written at exit ([`profile`], read by `locklab profile`).
 //!
-//! Nothing unwinds into C: the one call that can panic (a condition
-//! variable waited on with two mutexes at once) is caught and returns
-//! `EINVAL`.
+//! Nothing unwinds into C: a condition variable waited on with two
+//! mutexes at once (undefined in POSIX) returns `EINVAL` without releasing
+//! the mutex, and nothing else on these paths panics (were it to, the
+//! `extern "C"` boundary would abort the process, never unwind into C).
 
 // The unit tests build this crate as a program that must not interpose its
 // own calls: there the C functions are plain Rust functions, unused.

@@ -26,7 +26,7 @@ pub mod rw;
 pub mod spin;
 pub mod util;
 
-pub use block::condvar::{Condvar, WaitTimeoutResult};
+pub use block::condvar::{Condvar, TwoMutexes, WaitTimeoutResult};
 #[cfg(not(loom))]
 pub use block::futex3::Futex3Mutex;
 pub use block::futex3::RawFutex3;

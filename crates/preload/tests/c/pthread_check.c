@@ -762,6 +762,53 @@ static void cond_broadcast(void) {
     EXPECT(pthread_mutex_destroy(&b.m), 0);
 }
 
+/* A wait with a second mutex while another thread waits with the first:
+ * undefined in POSIX; under locklab's condition variable, EINVAL at once,
+ * with the second mutex still held (an error-checking one, so unlock says
+ * whether it is). Not checked against the C library alone, whose answer is
+ * its own. */
+static pthread_cond_t two_cond = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t two_first = PTHREAD_MUTEX_INITIALIZER;
+static bool two_waiting, two_done;
+
+static void *two_waiter(void *arg) {
+    EXPECT(pthread_mutex_lock(&two_first), 0);
+    two_waiting = true;
+    while (!two_done) {
+        struct timespec d = deadline_in(CLOCK_REALTIME, TIMEOUT_MS);
+        int r = pthread_cond_timedwait(&two_cond, &two_first, &d);
+        CHECK(r == 0 || r == ETIMEDOUT, "the first waiter's timedwait returned %d", r);
+    }
+    EXPECT(pthread_mutex_unlock(&two_first), 0);
+    return arg;
+}
+
+static void cond_two_mutexes(void) {
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, two_waiter, NULL), 0);
+    /* Taking the first mutex after the waiter set its flag means the
+     * waiter released it inside its wait. */
+    for (;;) {
+        EXPECT(pthread_mutex_lock(&two_first), 0);
+        bool in = two_waiting;
+        EXPECT(pthread_mutex_unlock(&two_first), 0);
+        if (in) break;
+        sched_yield();
+    }
+    pthread_mutex_t second;
+    mutex_init_type(&second, PTHREAD_MUTEX_ERRORCHECK);
+    EXPECT(pthread_mutex_lock(&second), 0);
+    struct timespec d = deadline_in(CLOCK_REALTIME, 1);
+    EXPECT(pthread_cond_timedwait(&two_cond, &second, &d), EINVAL);
+    EXPECT(pthread_mutex_unlock(&second), 0);
+    EXPECT(pthread_mutex_destroy(&second), 0);
+    EXPECT(pthread_mutex_lock(&two_first), 0);
+    two_done = true;
+    EXPECT(pthread_cond_broadcast(&two_cond), 0);
+    EXPECT(pthread_mutex_unlock(&two_first), 0);
+    EXPECT(pthread_join(t, NULL), 0);
+}
+
 static void group_cond(void) {
     pthread_cond_t plain, mono;
     pthread_condattr_t ca;
@@ -820,6 +867,12 @@ static void group_cond(void) {
 
     step("cond: one broadcast wakes every waiter");
     cond_broadcast();
+
+    const char *lock = getenv("LOCKLAB_LOCK");
+    if (lock && strcmp(lock, "pthread") != 0) {
+        step("cond: a wait with a second mutex: EINVAL, the mutex kept");
+        cond_two_mutexes();
+    }
 
     /* EINVAL: a deadline with tv_nsec out of range, a clock clockwait does
      * not support; the mutex stays held. */

@@ -176,15 +176,32 @@ impl Condvar {
     ///
     /// # Panics
     /// If another thread is inside a wait on this condvar with a different
-    /// mutex.
+    /// mutex ([`try_wait_with`](Self::try_wait_with) says so instead).
     pub fn wait_with(
         &self,
         mutex: *const (),
         deadline: Option<Instant>,
         unlocked: impl FnOnce(&mut dyn FnMut()),
     ) -> WaitTimeoutResult {
+        match self.try_wait_with(mutex, deadline, unlocked) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// [`wait_with`](Self::wait_with), but a wait with a second mutex (while
+    /// another thread waits with a different one) returns an error at once,
+    /// without calling `unlocked`, instead of panicking: for callers that
+    /// must not unwind (a C interface, where POSIX leaves this undefined
+    /// and an error code is the kind answer).
+    pub fn try_wait_with(
+        &self,
+        mutex: *const (),
+        deadline: Option<Instant>,
+        unlocked: impl FnOnce(&mut dyn FnMut()),
+    ) -> Result<WaitTimeoutResult, TwoMutexes> {
         let mutex = mutex as usize;
-        let observed = self.enter(mutex);
+        let observed = self.enter(mutex)?;
         let mut wake = Wake::Woken;
         unlocked(&mut || {
             wake = futex::wait(&self.seq, observed, deadline);
@@ -194,23 +211,20 @@ impl Condvar {
         #[cfg(all(test, not(loom)))]
         self.probe.relocked(wake);
         self.leave(mutex);
-        WaitTimeoutResult(wake == Wake::TimedOut)
+        Ok(WaitTimeoutResult(wake == Wake::TimedOut))
     }
 
     /// Registers a waiter (mutex held) and reads `seq` while the mutex still
     /// keeps notifiers out.
-    fn enter(&self, mutex: usize) -> u32 {
+    fn enter(&self, mutex: usize) -> Result<u32, TwoMutexes> {
         self.waiters.fetch_add(1, Relaxed);
         if let Err(other) = self.mutex.compare_exchange(0, mutex, Relaxed, Relaxed) {
             if other != mutex {
                 self.waiters.fetch_sub(1, Relaxed);
-                panic!(
-                    "locklab::Condvar used with two mutexes at once \
-                     (waiting with the mutex at {mutex:#x} while another thread waits with the one at {other:#x})"
-                );
+                return Err(TwoMutexes { mutex, other });
             }
         }
-        self.seq.load(Relaxed)
+        Ok(self.seq.load(Relaxed))
     }
 
     /// Mutex held again: pays the chain's next wake, then unregisters.
@@ -281,6 +295,29 @@ impl Condvar {
         moved as usize
     }
 }
+
+/// A condvar waited on with two mutexes at once: the caller's and the one
+/// another thread waits with (their addresses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TwoMutexes {
+    /// The caller's mutex.
+    pub mutex: usize,
+    /// The mutex another waiter uses.
+    pub other: usize,
+}
+
+impl core::fmt::Display for TwoMutexes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "locklab::Condvar used with two mutexes at once (waiting with the mutex at {:#x} while another \
+             thread waits with the one at {:#x})",
+            self.mutex, self.other
+        )
+    }
+}
+
+impl std::error::Error for TwoMutexes {}
 
 impl Default for Condvar {
     fn default() -> Self {
@@ -612,6 +649,17 @@ mod tests {
                 1,
                 "the refused waiter stayed registered"
             );
+            // The form that must not unwind says so instead, and never
+            // releases the mutex.
+            let g = b.lock();
+            let mut released = false;
+            let r = cv.try_wait_with(&*g as *const () as *const (), None, |_| released = true);
+            let e = r.expect_err("waiting with a second mutex was not refused");
+            assert_ne!(e.mutex, e.other);
+            assert!(!released, "the refused waiter released its mutex");
+            assert!(e.to_string().contains("two mutexes"), "{e}");
+            drop(g);
+            assert_eq!(cv.waiters.load(SeqCst), 1);
             *a.lock() = true;
             cv.notify_all();
         });
