@@ -109,6 +109,14 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
         .prefix("locklab-profile-")
         .tempdir()
         .map_err(|e| LabError::failed(format!("cannot make a directory for the profile: {e}")))?;
+    // Open to every user, as /tmp is: a server that drops its privileges
+    // (memcached as `nobody`) writes its counts there too.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).map_err(
+            |e| LabError::failed(format!("cannot open the profile's directory to all: {e}")),
+        )?;
+    }
     let shown = a
         .command
         .iter()
@@ -156,9 +164,18 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
         .iter()
         .flat_map(|p| points_of(p, &mut resolver))
         .collect();
+    let lockless = processes.iter().filter(|p| p.objects.is_empty()).count();
+    if points.is_empty() {
+        noteln!(
+            "'{shown}': {} process{} wrote counts, and none took a lock through the C library's functions",
+            processes.len(),
+            if processes.len() == 1 { "" } else { "es" }
+        );
+    }
     let params = json!({
         "command": shown, "lock": lock, "rwlock": rwlock, "top": a.top,
         "wall_s": o.wall_s, "exit": o.metrics.exit.to_string(),
+        "processes": processes.len(), "processes_without_locks": lockless,
     });
     let progress = Progress::counting(points.len() as u64, progress_quiet(cli), "lock objects");
     stored_run(cli, argv, BENCH, params, &progress, |sink| {

@@ -101,13 +101,24 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
         .first()
         .map(|p| process(p, "rwlock").as_str().unwrap_or(""))
         .unwrap_or("");
+    let lockless = meta
+        .params
+        .get("processes_without_locks")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     let _ = writeln!(
         out,
-        "profile: `{command}` under {lock} and {rwlock}: {} process{}",
+        "profile: `{command}` under {lock} and {rwlock}: {} process{} took locks{}",
         pids.len(),
-        if pids.len() == 1 { "" } else { "es" }
+        if pids.len() == 1 { "" } else { "es" },
+        if lockless > 0 {
+            format!(" ({lockless} more took none)")
+        } else {
+            String::new()
+        }
     );
-    let mut worst: Option<(u64, Counts, String)> = None;
+    // The lock whose waits took the largest share of its threads' time.
+    let mut worst: Option<(f64, Counts, String)> = None;
     for pid in pids {
         let mine: Vec<&&Point> = points
             .iter()
@@ -167,8 +178,21 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
                 p.params.get("caller").and_then(Value::as_str).unwrap_or("–"),
             );
         }
-        if mine.len() > top {
-            let _ = writeln!(out, "  … {} more (`locklab show --json`)", mine.len() - top);
+        let objects = process(first, "objects")
+            .as_u64()
+            .unwrap_or(mine.len() as u64);
+        if objects > top as u64 {
+            let _ = writeln!(
+                out,
+                "  … {} more objects (`locklab show --json` has the first {}{})",
+                objects - top as u64,
+                mine.len().min(super::KEEP),
+                if mine.len() > super::KEEP {
+                    " and the sum of the rest"
+                } else {
+                    ""
+                }
+            );
         }
         for (k, what) in [
             ("overflow", "objects found no room in the profile's table and were not counted"),
@@ -179,8 +203,10 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
             }
         }
         if let Some(c) = all.first().filter(|c| spin_workload(c).is_some()) {
-            if worst.as_ref().is_none_or(|(w, _, _)| c.wait_ns() > *w) {
-                worst = Some((c.wait_ns(), c.clone(), param(mine[0], "object").to_string()));
+            let elapsed = process(first, "elapsed_ns").as_f64().unwrap_or(0.0);
+            let share = c.wait_ns() as f64 / (elapsed * f64::from(c.threads.max(1)));
+            if worst.as_ref().is_none_or(|w| share > w.0) {
+                worst = Some((share, c.clone(), param(mine[0], "object").to_string()));
             }
         }
     }
@@ -193,7 +219,27 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
          thr: threads that took it; –: none",
         SAMPLE
     );
-    if let Some((_, c, object)) = worst {
+    let Some((share, c, object)) = worst else {
+        let _ = writeln!(
+            out,
+            "\n  No lock was contended: the choice of lock cannot shorten any wait here."
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\n  Waiting for {object}, the most waited-on, took {} of the time of the {} threads that took it.",
+        if share < 1e-4 { "less than 0.01%".to_string() } else { format!("{:.2}%", 100.0 * share) },
+        c.threads
+    );
+    if share < WORTH {
+        let _ = writeln!(
+            out,
+            "  Under {:.0}%: the choice of lock can hardly shorten this program's waits; what a lock costs \
+             uncontended\n  still counts (`locklab run` measures the whole program under each lock).",
+            100.0 * WORTH
+        );
+    } else {
         let (t, cs, delay) = spin_workload(&c).expect("checked");
         let _ = writeln!(
             out,
@@ -205,6 +251,10 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
         );
     }
 }
+
+/// The share of its threads' time a lock's waits must take for its
+/// pattern to be worth a benchmark.
+const WORTH: f64 = 0.01;
 
 /// What a point's JSON adds: its object, the means, and the `bench spin`
 /// command of its pattern (for a contended one).
