@@ -653,7 +653,7 @@ mod tests {
             // releases the mutex.
             let g = b.lock();
             let mut released = false;
-            let r = cv.try_wait_with(&*g as *const () as *const (), None, |_| released = true);
+            let r = cv.try_wait_with(&*g as *const (), None, |_| released = true);
             let e = r.expect_err("waiting with a second mutex was not refused");
             assert_ne!(e.mutex, e.other);
             assert!(!released, "the refused waiter released its mutex");

@@ -14,9 +14,13 @@
 //! row (four slots, as Linux's per-CPU qspinlock nodes), so one thread can
 //! hold up to four MCS locks at once and release them in any order; the
 //! guard carries the node's (thread, slot). A thread that holds more than
-//! four falls back to a node on the heap, owned by the guard and freed in
+//! four falls back to a spare node, owned by the guard and given back in
 //! `unlock`: an MCS node is untouched by others once its acquisition has been
-//! handed on, so freeing it then is safe.
+//! handed on, so reusing it then is safe. Spare nodes come from a free
+//! list fed by `mmap`, never from the allocator: an allocator that takes
+//! pthread mutexes may be what holds the other four (jemalloc's fork
+//! handlers take many of its mutexes at once), and it must not be
+//! re-entered from its own lock. Under loom they are boxed.
 //!
 //! Orderings:
 //! - The tail swap is `AcqRel`. Release publishes our node's initialisation
@@ -57,11 +61,95 @@ crate::node_table!(static NODES: McsNode);
 const HEAP: u32 = u32::MAX;
 const _: () = assert!(DEPTH <= 1 << 8 && MAX_THREADS < 1 << 24);
 
-/// A heap node, for a thread that already holds all its table slots:
+/// A spare node, for a thread that already holds all its table slots:
 /// padded like the table's, and `repr(C)` so the node sits at offset 0 and
-/// a pointer to it is a pointer to the allocation.
+/// a pointer to it is a pointer to the spare. `link` chains free spares
+/// (used only while the node is on the free list).
 #[repr(C, align(128))]
-struct HeapNode(McsNode);
+struct HeapNode(McsNode, core::sync::atomic::AtomicPtr<HeapNode>);
+
+/// Spare nodes in the std build: a free list behind a test-and-set lock of
+/// its own (spares are rare: the lock is taken only past four MCS locks
+/// held at once), refilled a page of nodes at a time from `mmap`. Spares
+/// are never unmapped, so the list's memory stays valid. The lock's
+/// Acquire/Release orders a spare's last use by one thread before its
+/// next owner's first.
+#[cfg(not(loom))]
+mod spare {
+    use super::{HeapNode, McsNode};
+    use core::ptr::{self, NonNull};
+    use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering::*};
+
+    static LOCK: AtomicBool = AtomicBool::new(false);
+    static FREE: AtomicPtr<HeapNode> = AtomicPtr::new(ptr::null_mut());
+    /// Spares mapped at once: a page.
+    const PER_MAP: usize = 4096 / core::mem::size_of::<HeapNode>();
+
+    fn locked<T>(f: impl FnOnce() -> T) -> T {
+        let mut spins = 0u32;
+        while LOCK.swap(true, Acquire) {
+            while LOCK.load(Relaxed) {
+                spins += 1;
+                if spins % 64 == 0 {
+                    std::thread::yield_now();
+                } else {
+                    core::hint::spin_loop();
+                }
+            }
+        }
+        let r = f();
+        LOCK.store(false, Release);
+        r
+    }
+
+    /// A spare node, fresh (`McsNode::default()`).
+    pub(super) fn take() -> NonNull<HeapNode> {
+        let p = locked(|| {
+            let head = FREE.load(Relaxed);
+            if !head.is_null() {
+                // SAFETY: a spare on the free list: mapped, ours to unlink.
+                FREE.store(unsafe { (*head).1.load(Relaxed) }, Relaxed);
+                return head;
+            }
+            let base = crate::util::map_anon(4096, "locklab: cannot map memory for MCS nodes\n")
+                .cast::<HeapNode>();
+            // Spares 1.. go on the list, 0 to the caller.
+            for i in 1..PER_MAP {
+                // SAFETY: inside the fresh page, aligned (page-aligned base,
+                // 128-byte nodes); each written once.
+                unsafe {
+                    base.add(i).write(HeapNode(
+                        McsNode::default(),
+                        AtomicPtr::new(FREE.load(Relaxed)),
+                    ));
+                    FREE.store(base.add(i), Relaxed);
+                }
+            }
+            base
+        });
+        // SAFETY: a spare nobody else owns: (re)initialised in place.
+        unsafe {
+            p.write(HeapNode(
+                McsNode::default(),
+                AtomicPtr::new(ptr::null_mut()),
+            ));
+            NonNull::new_unchecked(p)
+        }
+    }
+
+    /// Gives a spare back.
+    ///
+    /// # Safety
+    /// `p` came from [`take`], is owned by the caller and no thread will
+    /// touch it again.
+    pub(super) unsafe fn give(p: NonNull<HeapNode>) {
+        locked(|| {
+            // SAFETY: ours until it is on the list.
+            unsafe { p.as_ref() }.1.store(FREE.load(Relaxed), Relaxed);
+            FREE.store(p.as_ptr(), Relaxed);
+        });
+    }
+}
 
 /// One acquisition of a [`RawMcs`]: its queue node. Not `Send`: a table node
 /// must be given back by the thread that claimed it.
@@ -98,12 +186,17 @@ impl McsToken {
     #[cold]
     #[inline(never)]
     fn heap() -> Self {
-        let boxed = Box::into_raw(Box::new(HeapNode(McsNode::default())));
+        #[cfg(not(loom))]
+        let spare = spare::take().as_ptr();
+        #[cfg(loom)]
+        let spare = Box::into_raw(Box::new(HeapNode(
+            McsNode::default(),
+            core::sync::atomic::AtomicPtr::new(ptr::null_mut()),
+        )));
         Self {
-            // SAFETY: `HeapNode` is `repr(C)` with the node as its only
-            // field, so the allocation's address is the node's; non-null
-            // because it came from a Box.
-            node: unsafe { NonNull::new_unchecked(boxed.cast::<McsNode>()) },
+            // SAFETY: `HeapNode` is `repr(C)` with the node as its first
+            // field, so the spare's address is the node's; non-null.
+            node: unsafe { NonNull::new_unchecked(spare.cast::<McsNode>()) },
             place: HEAP,
             _not_send: PhantomData,
         }
@@ -126,10 +219,17 @@ impl McsToken {
     #[inline]
     fn free(self) {
         if self.on_heap() {
-            // SAFETY: the pointer came from `Box::into_raw` of a `HeapNode`
-            // in `heap` (same address, see there), is owned by this token
-            // alone, and the caller guarantees nobody else reaches the node.
-            drop(unsafe { Box::from_raw(self.node.as_ptr().cast::<HeapNode>()) });
+            let spare = self.node.cast::<HeapNode>();
+            // SAFETY: the pointer is the spare of `heap` (same address, see
+            // there), owned by this token alone, and the caller guarantees
+            // nobody else reaches the node.
+            #[cfg(not(loom))]
+            unsafe {
+                spare::give(spare)
+            };
+            // SAFETY: as above; under loom the spare came from a Box.
+            #[cfg(loom)]
+            drop(unsafe { Box::from_raw(spare.as_ptr()) });
         } else {
             NODES.release(self.place >> 8, self.place as u8);
         }
@@ -357,6 +457,34 @@ mod tests {
             }
         }
         assert!(locks.iter().all(|l| !l.is_held()));
+    }
+
+    /// Spares come back fresh, are reused rather than mapped anew, and
+    /// two at once are two (no spare handed out twice).
+    #[test]
+    fn spares_are_reused_and_never_shared() {
+        let a = spare::take();
+        let b = spare::take();
+        assert_ne!(a, b);
+        // SAFETY: both nodes are ours and nobody else reaches them.
+        unsafe {
+            a.as_ref().0.locked.store(true, Ordering::Relaxed);
+            spare::give(a);
+        }
+        let c = spare::take();
+        // SAFETY: ours.
+        let fresh = unsafe { c.as_ref() };
+        assert!(
+            !fresh.0.locked.load(Ordering::Relaxed),
+            "a spare came back dirty"
+        );
+        assert!(fresh.0.next.load(Ordering::Relaxed).is_null());
+        assert_ne!(c, b);
+        // SAFETY: ours, given back once each.
+        unsafe {
+            spare::give(b);
+            spare::give(c);
+        }
     }
 
     #[test]

@@ -1,6 +1,13 @@
 //! Building blocks shared by the algorithms: the std/loom atomics shim,
-//! backoff delays, compact thread indexes, the per-thread queue-node arrays
-//! and the pool of migrating CLH nodes.
+//! backoff delays, compact thread indexes, the per-thread queue-node arrays,
+//! the pool of migrating CLH nodes and the thread-exit hook that hands the
+//! per-thread parts back.
+//!
+//! Nothing on a lock's path here allocates (std build): with the
+//! interposer, a `malloc` that takes pthread mutexes takes locklab's locks,
+//! and an allocation on their path would re-enter it. The modules that hold
+//! per-thread or lazily built state (`thread_index`, `nodes`, `clh_pool`,
+//! `thread_exit`) each say how they avoid it.
 
 /// Defines a `const fn` normally and a plain `fn` under loom, whose atomics
 /// cannot be built in a const. Lock constructors use it so the same
@@ -132,6 +139,74 @@ pub mod pause;
 pub mod sync;
 #[cfg(all(test, not(loom)))]
 pub(crate) mod testing;
+#[cfg(not(loom))]
+pub(crate) mod thread_exit;
 pub mod thread_index;
+
+/// How far into its first 4 KiB a fresh `mmap`ed chunk of nodes may start
+/// (see [`colour`]); such a chunk maps this much more than it uses.
+#[cfg(not(loom))]
+pub(crate) const COLOUR_SPAN: usize = 4096;
+
+/// Where in a fresh `mmap`ed chunk its first node starts: a multiple of
+/// `step` (a power of two, the nodes' alignment) below [`COLOUR_SPAN`],
+/// different from chunk to chunk and never 0. This is the cache colouring
+/// of Bonwick's slab allocator, for one more reason than spreading chunks
+/// over cache sets: every `mmap`-based arena (the interposer's, for lock
+/// cells) puts its first object at the start of a page, and x86 cores
+/// check whether a load may depend on an earlier store by the low 12
+/// address bits only, so a node whose page offset equals its lock word's
+/// makes the tail swap wait on the node's initialising stores ("4K
+/// aliasing"). Heap-allocated nodes landed at arbitrary offsets; chunks
+/// starting at offset 0 measurably slowed uncontended MCS (a few ns a pair).
+#[cfg(not(loom))]
+pub(crate) fn colour(step: usize) -> usize {
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    // Only a spread is wanted, not an order.
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    debug_assert!(step.is_power_of_two() && step <= COLOUR_SPAN);
+    let colours = COLOUR_SPAN / step;
+    if colours < 2 {
+        return 0;
+    }
+    (NEXT.fetch_add(1, Ordering::Relaxed) % (colours - 1) + 1) * step
+}
+
+/// A fresh anonymous private mapping of `len` bytes (zeroed, page-aligned,
+/// never from the allocator: the caller may be inside a `malloc` that takes
+/// locklab's locks); aborts with `what` (one line) if the kernel has no
+/// memory for it.
+#[cfg(not(loom))]
+pub(crate) fn map_anon(len: usize, what: &str) -> *mut u8 {
+    // SAFETY: an anonymous private mapping at an address of the kernel's
+    // choosing touches no existing memory.
+    let p = unsafe {
+        libc::mmap(
+            core::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        abort_with(what);
+    }
+    p.cast()
+}
+
+/// Writes `msg` to standard error and aborts, without allocating (a
+/// formatted `eprintln!` might, and the caller may be inside a `malloc`
+/// that takes locklab's locks): for the few conditions a lock cannot
+/// recover from.
+#[cfg(not(loom))]
+#[cold]
+pub(crate) fn abort_with(msg: &str) -> ! {
+    // SAFETY: `msg` is valid for `msg.len()` bytes; a short or failed write
+    // loses only the message.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+    std::process::abort()
+}
 
 pub use crossbeam_utils::CachePadded;

@@ -13,6 +13,17 @@
 //! thread exits (an index that is recycled inherits the row, including any
 //! slot still marked busy by a leaked guard).
 //!
+//! A chunk is made by the first thread whose row lies in it, on its way
+//! into a lock, and that lock may be one a `malloc` takes (jemalloc's and
+//! tcmalloc's pthread mutexes, under the interposer): so in the std build a
+//! chunk is an anonymous `mmap` with its rows written in place, never a
+//! `Vec` or `Box`, and nothing on these paths allocates. The rows start at
+//! a cache colour (`util::colour`) rather than at the page boundary. The
+//! chunk is published with a compare-and-exchange (AcqRel on success, so
+//! that its rows are visible to whoever loads the pointer with Acquire);
+//! the loser of a race unmaps its own, never-shared chunk. Under loom a
+//! chunk comes from the heap as before.
+//!
 //! Declare a table with [`node_table!`](crate::node_table), which makes a
 //! `static` normally and a per-execution `lazy_static` under loom.
 
@@ -91,19 +102,7 @@ impl<N: Default> NodeTable<N> {
 
     #[cold]
     fn allocate(&self, c: usize) -> *mut Chunk<N> {
-        // Built row by row on the heap: a whole chunk is tens of kilobytes,
-        // too much for a stack (loom's threads have small ones).
-        let rows: Vec<Row<N>> = (0..CHUNK)
-            .map(|_| Row {
-                nodes: core::array::from_fn(|_| CachePadded::new(N::default())),
-                busy: AtomicU8::new(0),
-            })
-            .collect();
-        let fresh: Box<Chunk<N>> = match rows.into_boxed_slice().try_into() {
-            Ok(chunk) => chunk,
-            Err(_) => unreachable!("exactly CHUNK rows"),
-        };
-        let fresh = Box::into_raw(fresh);
+        let fresh = Self::make_chunk();
         // AcqRel on success publishes the initialised rows; Acquire on
         // failure sees the winner's.
         match self.chunks[c].compare_exchange(
@@ -114,11 +113,61 @@ impl<N: Default> NodeTable<N> {
         ) {
             Ok(_) => fresh,
             Err(winner) => {
-                // SAFETY: `fresh` came from Box::into_raw above and was never shared.
-                drop(unsafe { Box::from_raw(fresh) });
+                // SAFETY: `fresh` came from `make_chunk` and was never shared.
+                unsafe { Self::free_chunk(fresh) };
                 winner
             }
         }
+    }
+
+    /// A chunk of fresh rows in its own anonymous mapping (see the module
+    /// documentation: no allocator is involved).
+    #[cfg(not(loom))]
+    fn make_chunk() -> *mut Chunk<N> {
+        const {
+            assert!(
+                core::mem::align_of::<Chunk<N>>() <= 4096,
+                "mmap aligns to pages only"
+            );
+        }
+        let size = core::mem::size_of::<Chunk<N>>() + super::COLOUR_SPAN;
+        let p = super::map_anon(size, "locklab: cannot map memory for queue nodes\n");
+        // The rows start at a cache colour (see there), so that they sit
+        // at a different page offset from chunk to chunk.
+        let offset = super::colour(core::mem::align_of::<Row<N>>());
+        // SAFETY: `offset < COLOUR_SPAN`, within the mapping.
+        let rows = unsafe { p.byte_add(offset) }.cast::<Row<N>>();
+        for i in 0..CHUNK {
+            // SAFETY: the mapping is page-aligned and `offset` a multiple of
+            // the rows' alignment (at most a page, as asserted above), the
+            // memory writable, and `size - offset` bytes hold `CHUNK` rows;
+            // each row is written once, in place.
+            unsafe {
+                rows.add(i).write(Row {
+                    nodes: core::array::from_fn(|_| CachePadded::new(N::default())),
+                    busy: AtomicU8::new(0),
+                })
+            };
+        }
+        rows.cast()
+    }
+
+    /// A chunk of fresh rows, built row by row on the heap: a whole chunk
+    /// is tens of kilobytes, too much for a stack (loom's threads have small
+    /// ones).
+    #[cfg(loom)]
+    fn make_chunk() -> *mut Chunk<N> {
+        let rows: Vec<Row<N>> = (0..CHUNK)
+            .map(|_| Row {
+                nodes: core::array::from_fn(|_| CachePadded::new(N::default())),
+                busy: AtomicU8::new(0),
+            })
+            .collect();
+        let fresh: Box<Chunk<N>> = match rows.into_boxed_slice().try_into() {
+            Ok(chunk) => chunk,
+            Err(_) => unreachable!("exactly CHUNK rows"),
+        };
+        Box::into_raw(fresh)
     }
 
     #[inline]
@@ -182,14 +231,48 @@ impl<N: Default> Default for NodeTable<N> {
     }
 }
 
+impl<N> NodeTable<N> {
+    /// Drops the rows of a chunk from [`make_chunk`](Self::make_chunk) and
+    /// gives its memory back.
+    ///
+    /// # Safety
+    /// `p` came from `make_chunk`, is freed once, and no reference into it
+    /// is alive or will be used again.
+    #[cfg(not(loom))]
+    unsafe fn free_chunk(p: *mut Chunk<N>) {
+        if core::mem::needs_drop::<N>() {
+            // SAFETY: the caller owns the chunk; all `CHUNK` rows were
+            // written by `make_chunk`.
+            unsafe { core::ptr::drop_in_place(p) };
+        }
+        // The mapping starts at a page boundary below `p`, less than
+        // `COLOUR_SPAN` (at most a page) before it.
+        let colour = p as usize % super::COLOUR_SPAN;
+        let size = core::mem::size_of::<Chunk<N>>() + super::COLOUR_SPAN;
+        // SAFETY: `p - colour` is the start of the mapping `make_chunk`
+        // made, of exactly `size` bytes; a failed unmap only leaks it.
+        unsafe { libc::munmap(p.byte_sub(colour).cast(), size) };
+    }
+
+    /// Frees a chunk from [`make_chunk`](Self::make_chunk).
+    ///
+    /// # Safety
+    /// As for the std build: `p` came from `make_chunk`, freed once, unused.
+    #[cfg(loom)]
+    unsafe fn free_chunk(p: *mut Chunk<N>) {
+        // SAFETY: the chunk came from Box::into_raw and the caller owns it.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
 impl<N> Drop for NodeTable<N> {
     fn drop(&mut self) {
         for c in &mut self.chunks {
             let p = c.load(Ordering::Relaxed);
             if !p.is_null() {
-                // SAFETY: we own the chunk (it came from Box::into_raw) and
+                // SAFETY: we own the chunk (it came from `make_chunk`) and
                 // `&mut self` means no node reference is alive.
-                drop(unsafe { Box::from_raw(p) });
+                unsafe { Self::free_chunk(p) };
             }
         }
     }
@@ -247,6 +330,29 @@ mod tests {
         for c in &claims {
             T.release(c.thread, c.slot);
         }
+    }
+
+    #[test]
+    fn a_dropped_table_drops_every_node_of_every_chunk_once() {
+        static DROPS: AtomicU32 = AtomicU32::new(0);
+        #[derive(Default)]
+        struct Counted(AtomicU32);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let table = NodeTable::<Counted>::new();
+        // Rows in chunks 0 and 2; chunk 1 is never made.
+        table.get(0, 0).0.store(1, Ordering::Relaxed);
+        let far = table.get(2 * CHUNK as u32 + 3, DEPTH as u8 - 1);
+        assert_eq!(far.0.load(Ordering::Relaxed), 0, "fresh nodes are default");
+        assert!(core::ptr::eq(
+            far,
+            table.get(2 * CHUNK as u32 + 3, DEPTH as u8 - 1)
+        ));
+        drop(table);
+        assert_eq!(DROPS.load(Ordering::Relaxed) as usize, 2 * CHUNK * DEPTH);
     }
 
     #[test]

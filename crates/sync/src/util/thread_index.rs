@@ -6,6 +6,14 @@
 //! compact index keeps that address small enough to pack into a lock word
 //! (14 bits in `qspin`), and recycling keeps the node tables small however
 //! many short-lived threads a program spawns.
+//!
+//! No allocation happens here (std build): the first lock a thread takes
+//! asks for its index, and that lock may be one a `malloc` takes (jemalloc's
+//! and tcmalloc's pthread mutexes, under the interposer), so an allocation
+//! would re-enter the allocator. Free indexes live in a static bitmap, the
+//! index in a destructor-free thread-local, and the hand-back at thread exit
+//! is done by the `thread_exit` module's hook rather than by a
+//! thread-local destructor (whose registration allocates).
 
 /// The largest number of threads that may use locklab's queue locks at once.
 /// Indexes are `0..MAX_THREADS`, so `index + 1` fits the 14-bit thread field
@@ -14,58 +22,80 @@ pub const MAX_THREADS: usize = (1 << 14) - 1;
 
 #[cfg(not(loom))]
 mod imp {
+    //! Std build. Free indexes are the set bits of a static bitmap, so
+    //! allocating and freeing one is a few atomic read-modify-writes on
+    //! static memory: no `Vec`, no mutex, and no thread-local with a
+    //! destructor (registering one `calloc`s). Nothing here allocates,
+    //! which matters because the first lock a thread takes may be one that
+    //! a `malloc` takes (see [`thread_exit`]).
+    //!
+    //! Orderings: freeing is a `Release` `fetch_or` of the index's bit,
+    //! claiming an `Acquire` `fetch_and` that finds the bit set. The claim
+    //! reads the value written by the free or by a later read-modify-write
+    //! of the same word (every update of the bitmap is one, so they all
+    //! continue the free's release sequence), so the old owner's last use
+    //! of the index (its rows in the node tables, whose `busy` masks are
+    //! written with plain Relaxed stores by their owner alone) happens
+    //! before the new owner's first. Indexes from `NEXT` have never had an
+    //! owner, so a Relaxed counter suffices there.
     use super::MAX_THREADS;
-    use std::cell::Cell;
-    use std::sync::atomic::{AtomicU32, Ordering};
-    use std::sync::Mutex;
+    use crate::util::thread_exit;
+    use core::cell::Cell;
+    use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+    /// Indexes handed out so far from the top: every index below it has been
+    /// given out at least once, and only those can be free.
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    static FREE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+    /// Bit `i % 64` of word `i / 64` is set while index `i` is free.
+    static FREE: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
+    const WORDS: usize = MAX_THREADS.div_ceil(64);
 
     /// `CACHE` holds no index yet (or no longer).
     const UNSET: u32 = u32::MAX;
 
     fn allocate() -> u32 {
-        // Lowest free index first keeps the node tables dense.
-        if let Some(i) = FREE.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return i;
+        // Lowest free index first keeps the node tables dense. A word's
+        // bits may change under us; a lost race retries with what the
+        // failed claim saw. An index freed behind the scan is simply missed
+        // this time.
+        let words = (NEXT.load(Ordering::Relaxed) as usize)
+            .min(MAX_THREADS)
+            .div_ceil(64);
+        for (w, word) in FREE.iter().enumerate().take(words) {
+            let mut bits = word.load(Ordering::Relaxed);
+            while bits != 0 {
+                let bit = 1u64 << bits.trailing_zeros();
+                let before = word.fetch_and(!bit, Ordering::Acquire);
+                if before & bit != 0 {
+                    return (w * 64) as u32 + bit.trailing_zeros();
+                }
+                bits = before & !bit;
+            }
         }
         let i = NEXT.fetch_add(1, Ordering::Relaxed);
         if i as usize >= MAX_THREADS {
             // Not a recoverable condition for a lock: there is no node to
             // queue with. Abort with a message rather than corrupt a queue.
-            eprintln!("locklab: more than {MAX_THREADS} live threads use queue locks");
-            std::process::abort();
+            crate::util::abort_with("locklab: more than 16383 live threads use queue locks\n");
         }
         i
     }
 
-    /// Owns the index and hands it back when the thread exits.
-    struct Slot(u32);
+    // The message above spells the limit out (formatting might allocate).
+    const _: () = assert!(MAX_THREADS == 16383);
 
-    impl Drop for Slot {
-        fn drop(&mut self) {
-            // From here on this thread must not use the index: the next
-            // thread may get it. Later calls (from other thread-local
-            // destructors) take the slow path and get an index of their own.
-            CACHE.set(UNSET);
-            // The Mutex orders this thread's last use of its nodes before the
-            // next owner's first use of them.
-            let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-            free.push(self.0);
-            // Hand out low indexes first.
-            free.sort_unstable_by(|a, b| b.cmp(a));
-        }
+    /// Puts `i` back for the next thread (see the orderings above).
+    fn free(i: u32) {
+        let i = i as usize;
+        FREE[i / 64].fetch_or(1 << (i % 64), Ordering::Release);
     }
 
     thread_local! {
         // The hot path reads only this: a const-initialised `Cell` with no
         // destructor compiles to one thread-pointer-relative load, with no
-        // "initialised yet?" state to check (a thread-local that needs
-        // `Drop` carries such a state, which queue locks would pay for on
-        // every acquisition).
+        // "initialised yet?" state to check and no destructor to register.
+        // The index is handed back by the thread-exit hook instead.
         static CACHE: Cell<u32> = const { Cell::new(UNSET) };
-        static SLOT: Slot = Slot(allocate());
     }
 
     /// This thread's index, allocated on first use.
@@ -78,31 +108,39 @@ mod imp {
         first_use()
     }
 
-    /// Whether this thread still owns the index it was given (false once
-    /// the thread-local that hands it back has been destroyed).
-    #[cfg(test)]
-    pub(super) fn owns_index() -> bool {
-        SLOT.try_with(|_| ()).is_ok()
-    }
-
-    /// Whether index `i` is on the free list.
-    #[cfg(test)]
-    pub(super) fn is_free(i: u32) -> bool {
-        FREE.lock().unwrap_or_else(|e| e.into_inner()).contains(&i)
-    }
-
     #[cold]
     #[inline(never)]
     fn first_use() -> u32 {
-        let i = SLOT.try_with(|s| s.0).unwrap_or_else(|_| {
-            // Called from a thread-local destructor after ours ran: take an
-            // index that is never handed back (the thread is ending; one
-            // index per such thread is the whole leak), rather than fail.
-            allocate()
-        });
-        // `SLOT`'s destructor clears the cache if it has yet to run.
+        let i = allocate();
+        // Cached before arming: a lock taken inside `arm` (whatever it
+        // calls) finds the index and does not come back here.
         CACHE.set(i);
+        thread_exit::arm();
         i
+    }
+
+    /// The thread-exit hook's part: from here on this thread does not use
+    /// its index (the next thread may get it). A later call to [`current`]
+    /// (from another key's destructor) allocates again and re-arms.
+    pub(crate) fn on_thread_exit() {
+        let i = CACHE.replace(UNSET);
+        if i != UNSET {
+            free(i);
+        }
+    }
+
+    /// Whether this thread holds an index (false before its first use and
+    /// once the thread-exit hook has handed it back).
+    #[cfg(test)]
+    pub(crate) fn owns_index() -> bool {
+        CACHE.get() != UNSET
+    }
+
+    /// Whether index `i` is free (waiting for the next thread).
+    #[cfg(test)]
+    pub(crate) fn is_free(i: u32) -> bool {
+        let i = i as usize;
+        FREE[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
     }
 }
 
@@ -130,6 +168,10 @@ mod imp {
 }
 
 pub use imp::current;
+#[cfg(not(loom))]
+pub(crate) use imp::on_thread_exit;
+#[cfg(all(test, not(loom)))]
+pub(crate) use imp::{is_free, owns_index};
 
 #[cfg(all(test, not(loom)))]
 mod tests {
@@ -138,20 +180,21 @@ mod tests {
     #[test]
     fn an_index_handed_back_at_thread_exit_is_not_used_after() {
         // A thread-local destructor that asks for the index late. Whether
-        // it runs before or after the one that hands the index back is up
-        // to the platform, so the probe looks and checks the matching rule:
-        // before, the thread still owns its index; after, the index it gets
-        // must be its own again, not one on the free list that the next
-        // thread may take.
+        // it runs before or after the hook that hands the index back is up
+        // to the platform (glibc runs Rust thread-local destructors first),
+        // so the probe looks and checks the matching rule: before, the
+        // thread still owns its index; after, the index it gets must be its
+        // own again, not one on the free list that the next thread may take.
+        // (`thread_exit`'s tests cover a user after the hook for certain.)
         /// (index at start, index in the destructor, still owned, on the free list)
         type Seen = (u32, u32, bool, bool);
         struct Late(core::cell::Cell<Option<std::sync::mpsc::Sender<Seen>>>);
         impl Drop for Late {
             fn drop(&mut self) {
                 let Some(tx) = self.0.take() else { return };
-                let owned = imp::owns_index();
+                let owned = owns_index();
                 let late = current();
-                let _ = tx.send((EARLY.get(), late, owned, imp::is_free(late)));
+                let _ = tx.send((EARLY.get(), late, owned, is_free(late)));
             }
         }
         thread_local! {
