@@ -6,7 +6,7 @@
 //! A bad value ends the program with one line and exit code 2.
 
 use crate::ops::{mutex_ops, rw_ops, MutexOps, RwOps};
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use locklab::*;
 
 /// Every mutex of the registry, by name.
@@ -85,6 +85,32 @@ impl Described for Broken {
 }
 
 static BROKEN: MutexOps = mutex_ops::<Broken>();
+
+/// Whether every mutex call goes straight to the C library: `pthread`
+/// chosen and nothing counted. Set once at load ([`set_fast`]); until
+/// then calls take the general path, which also reads the configuration.
+static FAST_PASS: AtomicBool = AtomicBool::new(false);
+
+/// Whether every reader-writer lock call goes straight to the C library.
+static FAST_PASS_RW: AtomicBool = AtomicBool::new(false);
+
+/// [`FAST_PASS`]: one load, the passthrough's whole cost before the call.
+#[inline(always)]
+pub fn fast_pass() -> bool {
+    FAST_PASS.load(Ordering::Relaxed)
+}
+
+/// [`FAST_PASS_RW`].
+#[inline(always)]
+pub fn fast_pass_rw() -> bool {
+    FAST_PASS_RW.load(Ordering::Relaxed)
+}
+
+/// Sets the fast paths once the configuration and the profile are known.
+pub fn set_fast(profiling: bool) {
+    FAST_PASS.store(is_pass(mutex()) && !profiling, Ordering::Relaxed);
+    FAST_PASS_RW.store(is_pass_rw(rwlock()) && !profiling, Ordering::Relaxed);
+}
 
 /// The mutex chosen (null: not yet read; [`PASS`]: the C library's).
 static MUTEX: AtomicPtr<MutexOps> = AtomicPtr::new(core::ptr::null_mut());

@@ -53,6 +53,7 @@ pub mod spin;
 extern "C" fn at_load() {
     config::at_load();
     profile::at_load();
+    config::set_fast(profile::on());
     // SAFETY: registers a handler that clears thread-local cells and, when
     // profiling, replaces the table with a fresh mapping.
     unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
@@ -68,3 +69,18 @@ extern "C" fn in_child() {
 #[used]
 #[link_section = ".init_array"]
 static AT_LOAD: extern "C" fn() = at_load;
+
+/// Times `pairs` uncontended lock/unlock pairs of the chosen mutex
+/// (`LOCKLAB_LOCK`) used directly from Rust, in this library's own machine
+/// code for that lock: what `c/uncontended.c` measures through the C
+/// functions, less the interface (it calls this between its own batches).
+/// Nanoseconds per pair; -1 under `pthread`, which has no Rust form. For
+/// measuring the interface's cost, not for programs.
+#[no_mangle]
+pub extern "C" fn locklab_direct_ns_per_pair(pairs: u64) -> f64 {
+    let ops = config::mutex();
+    if config::is_pass(ops) || pairs == 0 {
+        return -1.0;
+    }
+    (ops.direct)(pairs) as f64 / pairs as f64
+}

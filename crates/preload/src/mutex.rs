@@ -286,6 +286,21 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 /// POSIX's contract for `pthread_mutex_lock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
+    if config::fast_pass() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_mutex_lock(m) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { lock_general(m) }
+}
+
+/// The path of every configuration but the plain passthrough, apart so
+/// that the passthrough pays nothing for it.
+///
+/// # Safety
+/// As for the function of the C library it stands for.
+#[inline(never)]
+unsafe fn lock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         // SAFETY: POSIX: a live mutex.
@@ -304,6 +319,21 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
 /// POSIX's contract for `pthread_mutex_trylock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
+    if config::fast_pass() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_mutex_trylock(m) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { trylock_general(m) }
+}
+
+/// The path of every configuration but the plain passthrough, apart so
+/// that the passthrough pays nothing for it.
+///
+/// # Safety
+/// As for the function of the C library it stands for.
+#[inline(never)]
+unsafe fn trylock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         // SAFETY: POSIX: a live mutex.
@@ -398,6 +428,21 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
 /// POSIX's contract for `pthread_mutex_unlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+    if config::fast_pass() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_mutex_unlock(m) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { unlock_general(m) }
+}
+
+/// The path of every configuration but the plain passthrough, apart so
+/// that the passthrough pays nothing for it.
+///
+/// # Safety
+/// As for the function of the C library it stands for.
+#[inline(never)]
+unsafe fn unlock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         // SAFETY: POSIX: a live mutex.

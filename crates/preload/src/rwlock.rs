@@ -418,6 +418,10 @@ unsafe fn acquire(
 /// POSIX's contract for `pthread_rwlock_rdlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) -> c_int {
+    if config::fast_pass_rw() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_rwlock_rdlock(l) };
+    }
     // SAFETY: the caller's contract (each closure is a plain form on `l`).
     unsafe { acquire(l, false, || plain_tryrdlock(l), Some(|| plain_rdlock(l))) }
 }
@@ -426,6 +430,10 @@ pub unsafe extern "C" fn pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) -> c_in
 /// POSIX's contract for `pthread_rwlock_tryrdlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_rwlock_tryrdlock(l: *mut pthread_rwlock_t) -> c_int {
+    if config::fast_pass_rw() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_rwlock_tryrdlock(l) };
+    }
     // SAFETY: as above.
     unsafe { acquire(l, false, || plain_tryrdlock(l), None::<fn() -> c_int>) }
 }
@@ -434,6 +442,10 @@ pub unsafe extern "C" fn pthread_rwlock_tryrdlock(l: *mut pthread_rwlock_t) -> c
 /// POSIX's contract for `pthread_rwlock_wrlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) -> c_int {
+    if config::fast_pass_rw() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_rwlock_wrlock(l) };
+    }
     // SAFETY: as above.
     unsafe { acquire(l, true, || plain_trywrlock(l), Some(|| plain_wrlock(l))) }
 }
@@ -442,6 +454,10 @@ pub unsafe extern "C" fn pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) -> c_in
 /// POSIX's contract for `pthread_rwlock_trywrlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_rwlock_trywrlock(l: *mut pthread_rwlock_t) -> c_int {
+    if config::fast_pass_rw() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_rwlock_trywrlock(l) };
+    }
     // SAFETY: as above.
     unsafe { acquire(l, true, || plain_trywrlock(l), None::<fn() -> c_int>) }
 }
@@ -524,6 +540,10 @@ pub unsafe extern "C" fn pthread_rwlock_clockwrlock(
 /// POSIX's contract for `pthread_rwlock_unlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_rwlock_unlock(l: *mut pthread_rwlock_t) -> c_int {
+    if config::fast_pass_rw() {
+        // SAFETY: passed through as is.
+        return unsafe { real::__pthread_rwlock_unlock(l) };
+    }
     if profile::on() {
         if let Some(e) = profile::find(l as usize) {
             // The writer's id is at offset 24 in ours and in the C
