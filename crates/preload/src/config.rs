@@ -86,21 +86,25 @@ impl Described for Broken {
 
 static BROKEN: MutexOps = mutex_ops::<Broken>();
 
-/// Whether every mutex call goes straight to the C library: `pthread`
-/// chosen and nothing counted. Set once at load ([`set_fast`]); until
-/// then calls take the general path, which also reads the configuration.
-static FAST_PASS: AtomicBool = AtomicBool::new(false);
+/// The mutex calls' fast path, set once at load ([`set_fast`]) when
+/// nothing is counted: [`PASS`] (every call goes straight to the C
+/// library) or the chosen lock's operations (whose `c_*` functions handle
+/// a default-type mutex with the lock's code inlined). Null until then, and
+/// when profiling: calls take the general path, which also reads the
+/// configuration.
+static FAST: AtomicPtr<MutexOps> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Whether every reader-writer lock call goes straight to the C library.
 static FAST_PASS_RW: AtomicBool = AtomicBool::new(false);
 
-/// [`FAST_PASS`]: one load, the passthrough's whole cost before the call.
+/// The mutex calls' fast path (`FAST`): one load, the passthrough's
+/// whole cost before the C library's function.
 #[inline(always)]
-pub fn fast_pass() -> bool {
-    FAST_PASS.load(Ordering::Relaxed)
+pub fn fast() -> *const MutexOps {
+    FAST.load(Ordering::Relaxed)
 }
 
-/// [`FAST_PASS_RW`].
+/// `FAST_PASS_RW`.
 #[inline(always)]
 pub fn fast_pass_rw() -> bool {
     FAST_PASS_RW.load(Ordering::Relaxed)
@@ -108,7 +112,12 @@ pub fn fast_pass_rw() -> bool {
 
 /// Sets the fast paths once the configuration and the profile are known.
 pub fn set_fast(profiling: bool) {
-    FAST_PASS.store(is_pass(mutex()) && !profiling, Ordering::Relaxed);
+    let fast = if profiling {
+        core::ptr::null_mut()
+    } else {
+        mutex() as *const MutexOps as *mut MutexOps
+    };
+    FAST.store(fast, Ordering::Relaxed);
     FAST_PASS_RW.store(is_pass_rw(rwlock()) && !profiling, Ordering::Relaxed);
 }
 

@@ -15,9 +15,20 @@
 //! | 12     | `__nusers`  | state word of the cell ([`crate::slot`])  |
 //! | 16     | `__kind`    | type, and glibc's flags                   |
 //! | 24..40 | `__list`    | the cell, or its block's address          |
+//!
+//! **Paths.** Every call first reads one word of the configuration
+//! ([`config::fast`]): under `pthread` it goes straight to the C library;
+//! under one of locklab's locks, to that lock type's own monomorphized
+//! functions ([`typed_lock`] and its siblings, through the lock's
+//! [`MutexOps`]), which handle a default-type mutex of ours with the lock's
+//! code inlined, one indirect call in all; everything else (recursive and
+//! error-checking mutexes, the C library's own objects, a call before the
+//! configuration is read) takes the general path, out of line so that the
+//! others pay nothing for it. Counting ([`crate::profile`]) has the same
+//! two ways: typed for default-type mutexes of ours, general otherwise.
 
 use crate::config;
-use crate::ops::MutexOps;
+use crate::ops::{mutex_init, mutex_lock, mutex_try_lock, mutex_unlock, MutexCell, MutexOps};
 use crate::{profile, real, slot};
 use core::ffi::c_int;
 use core::sync::atomic::Ordering;
@@ -122,7 +133,7 @@ unsafe fn lock_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &Mutex
 /// As [`lock_ours`], without waiting: `EBUSY` if held.
 ///
 /// # Safety
-/// As for [`lock_ours`].
+/// As for `lock_ours`.
 unsafe fn try_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &MutexOps) -> c_int {
     let base = m.cast::<u8>();
     // SAFETY: the owner word of a live object.
@@ -163,7 +174,7 @@ unsafe fn try_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &MutexO
 /// whatever its count, which is returned (for a condition wait).
 ///
 /// # Safety
-/// As for [`lock_ours`].
+/// As for `lock_ours`.
 pub unsafe fn unlock_ours(
     m: *mut pthread_mutex_t,
     cell: *mut u8,
@@ -201,7 +212,7 @@ pub unsafe fn unlock_ours(
 /// recursion count it had.
 ///
 /// # Safety
-/// As for [`lock_ours`].
+/// As for `lock_ours`.
 pub unsafe fn relock_ours(
     m: *mut pthread_mutex_t,
     cell: *mut u8,
@@ -286,16 +297,22 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 /// POSIX's contract for `pthread_mutex_lock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
-    if config::fast_pass() {
+    let fast = config::fast();
+    if core::ptr::eq(fast, &config::PASS) {
         // SAFETY: passed through as is.
         return unsafe { real::__pthread_mutex_lock(m) };
+    }
+    if !fast.is_null() {
+        // SAFETY: a static of the configuration; the caller's contract.
+        return unsafe { ((*fast).c_lock)(m) };
     }
     // SAFETY: the caller's contract.
     unsafe { lock_general(m) }
 }
 
-/// The path of every configuration but the plain passthrough, apart so
-/// that the passthrough pays nothing for it.
+/// The general path: every object and configuration (counting, the
+/// configuration not read yet, recursive and error-checking mutexes, the C
+/// library's objects), apart so that the fast paths pay nothing for it.
 ///
 /// # Safety
 /// As for the function of the C library it stands for.
@@ -303,6 +320,10 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
 unsafe fn lock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
+        if !config::is_pass(ops) {
+            // SAFETY: POSIX: a live mutex; `ops` is the chosen lock.
+            return unsafe { (ops.c_lock_counted)(m) };
+        }
         // SAFETY: POSIX: a live mutex.
         return unsafe { profiled_lock(m, ops, How::Block) };
     }
@@ -319,16 +340,20 @@ unsafe fn lock_general(m: *mut pthread_mutex_t) -> c_int {
 /// POSIX's contract for `pthread_mutex_trylock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
-    if config::fast_pass() {
+    let fast = config::fast();
+    if core::ptr::eq(fast, &config::PASS) {
         // SAFETY: passed through as is.
         return unsafe { real::__pthread_mutex_trylock(m) };
+    }
+    if !fast.is_null() {
+        // SAFETY: a static of the configuration; the caller's contract.
+        return unsafe { ((*fast).c_trylock)(m) };
     }
     // SAFETY: the caller's contract.
     unsafe { trylock_general(m) }
 }
 
-/// The path of every configuration but the plain passthrough, apart so
-/// that the passthrough pays nothing for it.
+/// See [`lock_general`].
 ///
 /// # Safety
 /// As for the function of the C library it stands for.
@@ -336,6 +361,10 @@ pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int
 unsafe fn trylock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
+        if !config::is_pass(ops) {
+            // SAFETY: POSIX: a live mutex; `ops` is the chosen lock.
+            return unsafe { (ops.c_trylock_counted)(m) };
+        }
         // SAFETY: POSIX: a live mutex.
         return unsafe { profiled_lock(m, ops, How::Try) };
     }
@@ -352,7 +381,7 @@ unsafe fn trylock_general(m: *mut pthread_mutex_t) -> c_int {
 /// the deadline.
 ///
 /// # Safety
-/// As for [`lock_ours`]; `abs` readable.
+/// As for `lock_ours`; `abs` readable.
 unsafe fn timed_ours(
     m: *mut pthread_mutex_t,
     cell: *mut u8,
@@ -428,16 +457,20 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
 /// POSIX's contract for `pthread_mutex_unlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
-    if config::fast_pass() {
+    let fast = config::fast();
+    if core::ptr::eq(fast, &config::PASS) {
         // SAFETY: passed through as is.
         return unsafe { real::__pthread_mutex_unlock(m) };
+    }
+    if !fast.is_null() {
+        // SAFETY: a static of the configuration; the caller's contract.
+        return unsafe { ((*fast).c_unlock)(m) };
     }
     // SAFETY: the caller's contract.
     unsafe { unlock_general(m) }
 }
 
-/// The path of every configuration but the plain passthrough, apart so
-/// that the passthrough pays nothing for it.
+/// See [`lock_general`].
 ///
 /// # Safety
 /// As for the function of the C library it stands for.
@@ -445,6 +478,10 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int 
 unsafe fn unlock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
+        if !config::is_pass(ops) {
+            // SAFETY: POSIX: a live mutex; `ops` is the chosen lock.
+            return unsafe { (ops.c_unlock_counted)(m) };
+        }
         // SAFETY: POSIX: a live mutex.
         return unsafe { profiled_unlock(m, ops) };
     }
@@ -594,4 +631,156 @@ unsafe fn profiled_unlock(m: *mut pthread_mutex_t, ops: &MutexOps) -> c_int {
             Err(e) => e,
         },
     }
+}
+
+// ------------------------------------------------------------ fast paths
+
+/// The cell of a default-type mutex of ours under lock type `R`, or `None`
+/// for any other object (the C library's, recursive, error-checking),
+/// which takes the general path.
+///
+/// # Safety
+/// `m` points to a live `pthread_mutex_t`, and `R` is the chosen lock.
+#[inline(always)]
+unsafe fn typed_cell<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> Option<*mut u8> {
+    // SAFETY: the caller's contract.
+    if unsafe { kind(m) } != 0 {
+        return None;
+    }
+    let base = m.cast::<u8>();
+    // SAFETY: the state word and the room are inside the object, aligned;
+    // every call on it under this configuration passes `R`'s cell.
+    Some(unsafe {
+        slot::cell(
+            base.add(STATE),
+            base.add(ROOM),
+            core::mem::size_of::<MutexCell<R>>(),
+            core::mem::align_of::<MutexCell<R>>(),
+            mutex_init::<R>,
+        )
+    })
+}
+
+/// `pthread_mutex_lock` under lock type `R` (see [`MutexOps::c_lock`]).
+///
+/// # Safety
+/// POSIX's contract for `pthread_mutex_lock`; `R` is the chosen lock.
+pub unsafe fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    match unsafe { typed_cell::<R>(m) } {
+        Some(cell) => {
+            // SAFETY: a cell of `R`.
+            unsafe { mutex_lock::<R>(cell) };
+            0
+        }
+        // SAFETY: as above.
+        None => unsafe { lock_general(m) },
+    }
+}
+
+/// `pthread_mutex_trylock` under lock type `R`.
+///
+/// # Safety
+/// As for [`typed_lock`].
+pub unsafe fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    match unsafe { typed_cell::<R>(m) } {
+        // SAFETY: a cell of `R`.
+        Some(cell) => match unsafe { mutex_try_lock::<R>(cell) } {
+            true => 0,
+            false => libc::EBUSY,
+        },
+        // SAFETY: as above.
+        None => unsafe { trylock_general(m) },
+    }
+}
+
+/// `pthread_mutex_unlock` under lock type `R`.
+///
+/// # Safety
+/// As for [`typed_lock`].
+pub unsafe fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    match unsafe { typed_cell::<R>(m) } {
+        Some(cell) => {
+            // SAFETY: POSIX: the caller holds it (a default mutex, as the
+            // C library's, does not check).
+            unsafe { mutex_unlock::<R>(cell) };
+            0
+        }
+        // SAFETY: as above.
+        None => unsafe { unlock_general(m) },
+    }
+}
+
+/// `pthread_mutex_lock` under lock type `R`, counted: a default-type
+/// mutex of ours with the lock's code inlined ([`profile::exclusive`]),
+/// anything else through `profiled_lock`.
+///
+/// # Safety
+/// As for [`typed_lock`].
+pub unsafe fn typed_lock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
+        // SAFETY: as above.
+        return unsafe { profiled_lock(m, config::mutex(), How::Block) };
+    };
+    let Some(e) = profile::entry(m as usize, profile::MUTEX) else {
+        // SAFETY: a cell of `R`.
+        unsafe { mutex_lock::<R>(cell) };
+        return 0;
+    };
+    profile::exclusive(
+        e,
+        // SAFETY: a cell of `R` (each closure runs at most once).
+        || match unsafe { mutex_try_lock::<R>(cell) } {
+            true => 0,
+            false => libc::EBUSY,
+        },
+        Some(|| {
+            // SAFETY: as above.
+            unsafe { mutex_lock::<R>(cell) };
+            0
+        }),
+        || true,
+    )
+}
+
+/// `pthread_mutex_trylock` under lock type `R`, counted.
+///
+/// # Safety
+/// As for [`typed_lock`].
+pub unsafe fn typed_trylock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
+        // SAFETY: as above.
+        return unsafe { profiled_lock(m, config::mutex(), How::Try) };
+    };
+    // SAFETY: a cell of `R`.
+    let attempt = || match unsafe { mutex_try_lock::<R>(cell) } {
+        true => 0,
+        false => libc::EBUSY,
+    };
+    match profile::entry(m as usize, profile::MUTEX) {
+        Some(e) => profile::exclusive(e, attempt, None::<fn() -> c_int>, || true),
+        None => attempt(),
+    }
+}
+
+/// `pthread_mutex_unlock` under lock type `R`, counted.
+///
+/// # Safety
+/// As for [`typed_lock`].
+pub unsafe fn typed_unlock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
+        // SAFETY: as above.
+        return unsafe { profiled_unlock(m, config::mutex()) };
+    };
+    if let Some(e) = profile::find(m as usize) {
+        profile::release(e);
+    }
+    // SAFETY: POSIX: the caller holds it.
+    unsafe { mutex_unlock::<R>(cell) };
+    0
 }

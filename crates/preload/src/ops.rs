@@ -15,7 +15,7 @@ use locklab::Described;
 
 /// A mutex and its holder's guard.
 #[repr(C)]
-struct MutexCell<R: RawMutex> {
+pub(crate) struct MutexCell<R: RawMutex> {
     lock: R,
     guard: UnsafeCell<MaybeUninit<R::Guard>>,
 }
@@ -43,6 +43,21 @@ pub struct MutexOps {
     /// Times this many uncontended acquire/release pairs of a lock of this
     /// type used directly from Rust (no C interface, no cell): ns in all.
     pub direct: fn(u64) -> u64,
+    /// `pthread_mutex_lock`, `_trylock` and `_unlock` for this type,
+    /// monomorphized: a default-type mutex of ours is handled with the
+    /// lock's code inlined; anything else goes the general way
+    /// ([`crate::mutex`]).
+    pub c_lock: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    /// See `c_lock`.
+    pub c_trylock: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    /// See `c_lock`.
+    pub c_unlock: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    /// The same three, counted (`LOCKLAB_PROFILE`).
+    pub c_lock_counted: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    /// See `c_lock_counted`.
+    pub c_trylock_counted: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    /// See `c_lock_counted`.
+    pub c_unlock_counted: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
 }
 
 /// See [`MutexOps::direct`].
@@ -64,7 +79,7 @@ fn mutex_direct<R: RawMutex>(pairs: u64) -> u64 {
 
 /// # Safety
 /// `p` is valid for writes of a `MutexCell<R>` and suitably aligned.
-unsafe fn mutex_init<R: RawMutex>(p: *mut u8) {
+pub(crate) unsafe fn mutex_init<R: RawMutex>(p: *mut u8) {
     // SAFETY: the caller's contract.
     unsafe {
         p.cast::<MutexCell<R>>().write(MutexCell {
@@ -76,7 +91,8 @@ unsafe fn mutex_init<R: RawMutex>(p: *mut u8) {
 
 /// # Safety
 /// `p` holds a cell written by [`mutex_init`] for `R`.
-unsafe fn mutex_lock<R: RawMutex>(p: *mut u8) {
+#[inline]
+pub(crate) unsafe fn mutex_lock<R: RawMutex>(p: *mut u8) {
     let c = p.cast::<MutexCell<R>>();
     // SAFETY: a live cell; the lock is shared between threads by design
     // (interior mutability), and the guard slot is ours once we hold it.
@@ -88,7 +104,8 @@ unsafe fn mutex_lock<R: RawMutex>(p: *mut u8) {
 
 /// # Safety
 /// As for [`mutex_lock`].
-unsafe fn mutex_try_lock<R: RawMutex>(p: *mut u8) -> bool {
+#[inline]
+pub(crate) unsafe fn mutex_try_lock<R: RawMutex>(p: *mut u8) -> bool {
     let c = p.cast::<MutexCell<R>>();
     // SAFETY: as in `mutex_lock`.
     unsafe {
@@ -104,7 +121,8 @@ unsafe fn mutex_try_lock<R: RawMutex>(p: *mut u8) -> bool {
 
 /// # Safety
 /// As for [`mutex_lock`], and the calling thread holds the lock.
-unsafe fn mutex_unlock<R: RawMutex>(p: *mut u8) {
+#[inline]
+pub(crate) unsafe fn mutex_unlock<R: RawMutex>(p: *mut u8) {
     let c = p.cast::<MutexCell<R>>();
     // SAFETY: the holder wrote the guard when it acquired; it is read once
     // here, before the release that lets the next holder overwrite it.
@@ -126,6 +144,12 @@ pub const fn mutex_ops<R: RawMutex + Described>() -> MutexOps {
         try_lock: mutex_try_lock::<R>,
         unlock: mutex_unlock::<R>,
         direct: mutex_direct::<R>,
+        c_lock: crate::mutex::typed_lock::<R>,
+        c_trylock: crate::mutex::typed_trylock::<R>,
+        c_unlock: crate::mutex::typed_unlock::<R>,
+        c_lock_counted: crate::mutex::typed_lock_counted::<R>,
+        c_trylock_counted: crate::mutex::typed_trylock_counted::<R>,
+        c_unlock_counted: crate::mutex::typed_unlock_counted::<R>,
     }
 }
 
