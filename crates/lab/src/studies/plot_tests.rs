@@ -103,7 +103,12 @@ fn no_spin_points_is_an_input_error() {
     let out = dir.path().join("none.svg");
     let e = plot_run(&meta, &points, None, &out, false).unwrap_err();
     assert_eq!(e.code, EXIT_INPUT);
-    assert_eq!(e.msg, "run 4 has no spin points to plot");
+    assert!(
+        e.msg
+            .starts_with("run 4 has nothing to plot: uncontended has no chart"),
+        "{}",
+        e.msg
+    );
     let e = plot_run(&meta, &[], None, &out, true).unwrap_err();
     assert_eq!(e.code, EXIT_INPUT);
     assert!(!out.exists());
