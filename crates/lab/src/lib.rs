@@ -16,6 +16,7 @@ pub mod measure;
 pub mod out;
 pub mod peers;
 pub mod plot;
+pub mod program;
 pub mod progress;
 pub mod registry;
 pub mod report;

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{assert_bad_input, locklab, stdout, tmp};
+use common::{assert_bad_input, compile_c, locklab, stdout, tmp};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,24 +21,7 @@ use std::sync::OnceLock;
 /// The test program, compiled once.
 fn program() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("locklab-profile-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let bin = dir.join("profile_prog");
-        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/profile_prog.c");
-        let o = Command::new("cc")
-            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
-            .arg(&bin)
-            .arg(&src)
-            .output()
-            .expect("a C compiler, `cc`, on PATH");
-        assert!(
-            o.status.success(),
-            "cc failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        bin
-    })
+    BIN.get_or_init(|| compile_c("profile_prog"))
 }
 
 /// Profiles the program under `args`; its JSON and the addresses of its

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_bad_input, locklab, stdout, tmp};
+use common::{assert_bad_input, compile_c, locklab, stdout, tmp};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -16,24 +16,7 @@ use std::sync::OnceLock;
 /// The test program, compiled once.
 fn program() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("locklab-run-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let bin = dir.join("run_prog");
-        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/run_prog.c");
-        let o = Command::new("cc")
-            .args(["-O2", "-pthread", "-o"])
-            .arg(&bin)
-            .arg(&src)
-            .output()
-            .expect("a C compiler, `cc`, on PATH");
-        assert!(
-            o.status.success(),
-            "cc failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        bin
-    })
+    BIN.get_or_init(|| compile_c("run_prog"))
 }
 
 fn run_json(db: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> serde_json::Value {

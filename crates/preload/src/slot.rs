@@ -161,25 +161,7 @@ fn alloc(size: usize, align: usize) -> *mut u8 {
         let mut at = ARENA.next.load(Ordering::Relaxed).next_multiple_of(bytes);
         if at == 0 || at + bytes > ARENA.end.load(Ordering::Relaxed) {
             let len = CHUNK.max(bytes);
-            // SAFETY: a fresh anonymous private mapping.
-            let p = unsafe {
-                libc::mmap(
-                    core::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                let msg = b"locklab-preload: out of memory for a lock\n";
-                // SAFETY: writes a static message, then ends the process.
-                unsafe {
-                    libc::write(2, msg.as_ptr().cast(), msg.len());
-                    libc::abort();
-                }
-            }
+            let p = locklab::util::map_anon(len, "locklab-preload: out of memory for a lock\n");
             at = p as usize;
             ARENA.end.store(at + len, Ordering::Relaxed);
         }

@@ -43,17 +43,15 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{drain, interposer, Slot};
 
 /// The longest one run may take before it is killed (a healthy run takes
 /// well under a second).
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How many programs run at once (the machine the suite is sized for has
-/// two cores).
-const PARALLEL: usize = 2;
 
 /// Variables the interposer, the allocators or the loader read, cleared
 /// before every run so that the test's own environment cannot leak in.
@@ -78,80 +76,10 @@ fn required() -> bool {
 /// The compiled C program, built on first use (once per test process).
 fn program() -> &'static Path {
     static PROGRAM: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match PROGRAM.get_or_init(compile) {
+    match PROGRAM.get_or_init(|| common::compile("alloc_threads", &["-ldl"])) {
         Ok(p) => p,
         Err(e) => panic!("{e}"),
     }
-}
-
-/// Compiles `tests/c/alloc_threads.c` into the target's temporary
-/// directory, under a name made from a hash of the source: written to a
-/// file of this process's own first and renamed into place, so that test
-/// processes side by side never run a half-written executable.
-fn compile() -> Result<PathBuf, String> {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/alloc_threads.c");
-    let text = std::fs::read(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
-    let mut hash = DefaultHasher::new();
-    text.hash(&mut hash);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("locklab-preload");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let partial = dir.join(format!("alloc_threads.{}.partial", std::process::id()));
-    let exe = dir.join(format!("alloc_threads-{:016x}", hash.finish()));
-    let out = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-pthread"])
-        .arg("-o")
-        .arg(&partial)
-        .arg(&src)
-        .arg("-ldl")
-        .env_remove("LD_PRELOAD")
-        .output();
-    match out {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!(
-                "no `cc` on PATH: this test compiles {} with the system C compiler \
-                 (install one, e.g. `apt-get install gcc`)",
-                src.display()
-            ))
-        }
-        Err(e) => return Err(format!("cannot run `cc`: {e}")),
-        Ok(o) if !o.status.success() => {
-            return Err(format!(
-                "`cc` failed to compile {} ({}):\n{}",
-                src.display(),
-                o.status,
-                String::from_utf8_lossy(&o.stderr)
-            ))
-        }
-        Ok(_) => {}
-    }
-    std::fs::rename(&partial, &exe)
-        .map_err(|e| format!("cannot move the program into place: {e}"))?;
-    Ok(exe)
-}
-
-/// The interposer: the cdylib cargo builds beside the test executable
-/// (`target/<profile>/deps/`, and `cargo build` puts one in
-/// `target/<profile>/`), whichever is newer.
-fn interposer() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let deps = exe.parent().expect("the test executable's directory");
-    let candidates = [
-        deps.join("liblocklab_preload.so"),
-        deps.parent().unwrap_or(deps).join("liblocklab_preload.so"),
-    ];
-    candidates
-        .iter()
-        .filter_map(|p| Some((std::fs::metadata(p).ok()?.modified().ok()?, p)))
-        .max_by_key(|&(modified, _)| modified)
-        .map(|(_, p)| p.clone())
-        .unwrap_or_else(|| {
-            panic!(
-                "liblocklab_preload.so is at neither {} nor {} (cargo builds it when it tests the crate)",
-                candidates[0].display(),
-                candidates[1].display()
-            )
-        })
 }
 
 // ------------------------------------------------------------ allocators
@@ -282,38 +210,6 @@ fn have_program(prog: &str, package: &str) -> bool {
 
 // ------------------------------------------------------------------ runs
 
-/// The program slots, shared by the tests the harness runs in parallel.
-struct Gate {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-static GATE: Gate = Gate {
-    free: Mutex::new(PARALLEL),
-    freed: Condvar::new(),
-};
-
-/// A taken slot; dropping it frees it.
-struct Slot;
-
-impl Slot {
-    fn take() -> Slot {
-        let mut free = GATE.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
-            free = GATE.freed.wait(free).unwrap_or_else(|e| e.into_inner());
-        }
-        *free -= 1;
-        Slot
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        *GATE.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        GATE.freed.notify_one();
-    }
-}
-
 /// One run: what is preloaded, in order, the lock, and the command.
 struct Run<'a> {
     preload: Vec<PathBuf>,
@@ -366,18 +262,6 @@ struct Outcome {
     stderr: String,
     /// The child's process id (names the loader's log).
     pid: u32,
-}
-
-/// Reads a pipe to its end on a thread of its own, so that neither pipe
-/// fills while the program runs; the text arrives on the channel.
-fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
-    });
-    rx
 }
 
 /// Every thread's stack in process `pid`, from gdb if it is installed and

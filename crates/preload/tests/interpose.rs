@@ -21,18 +21,16 @@
 //! has two cores); each run is killed and failed after 60 s. Nothing here
 //! asserts speed: a run's duration is only printed.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{drain, interposer, Slot};
 
 /// The longest one run of the program may take before it is killed.
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How many programs run at once.
-const PARALLEL: usize = 2;
 
 /// What the library reads, cleared before every run so that the test's own
 /// environment cannot leak into one.
@@ -49,116 +47,13 @@ const CONFIG_VARS: [&str; 5] = [
 /// The compiled C program, built on first use (once per test process).
 fn program() -> &'static Path {
     static PROGRAM: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match PROGRAM.get_or_init(compile) {
+    match PROGRAM.get_or_init(|| common::compile("pthread_check", &[])) {
         Ok(p) => p,
         Err(e) => panic!("{e}"),
     }
 }
 
-/// Compiles `tests/c/pthread_check.c` with the `cc` on PATH into the
-/// target's temporary directory: into a file private to this process,
-/// then renamed to a name made from the source's hash, so that test
-/// processes running side by side never see a half-written executable and
-/// the directory keeps one program per version of the source.
-fn compile() -> Result<PathBuf, String> {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/pthread_check.c");
-    let text = std::fs::read(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
-    let mut h = DefaultHasher::new();
-    text.hash(&mut h);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("locklab-preload");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let partial = dir.join(format!("pthread_check.{}.partial", std::process::id()));
-    let exe = dir.join(format!("pthread_check-{:016x}", h.finish()));
-    let out = Command::new("cc")
-        .args([
-            "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-pthread", "-o",
-        ])
-        .arg(&partial)
-        .arg(&src)
-        .env_remove("LD_PRELOAD")
-        .output();
-    match out {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err("no `cc` on PATH: this test compiles tests/c/pthread_check.c with the system C compiler \
-                        (install one, e.g. `apt-get install gcc`)"
-                .to_string())
-        }
-        Err(e) => return Err(format!("cannot run `cc`: {e}")),
-        Ok(o) if !o.status.success() => {
-            return Err(format!(
-                "`cc` failed to compile {} ({}):\n{}",
-                src.display(),
-                o.status,
-                String::from_utf8_lossy(&o.stderr)
-            ))
-        }
-        Ok(_) => {}
-    }
-    std::fs::rename(&partial, &exe)
-        .map_err(|e| format!("cannot move the program into place: {e}"))?;
-    Ok(exe)
-}
-
-/// The library under test: the cdylib cargo builds beside the test
-/// executable (`target/<profile>/deps/`; `cargo build` also puts one in
-/// `target/<profile>/`): the newer of the two.
-fn library() -> PathBuf {
-    let me = std::env::current_exe().expect("the test executable's path");
-    let deps = me
-        .parent()
-        .expect("the test executable lies in target/<profile>/deps/");
-    let candidates = [
-        deps.join("liblocklab_preload.so"),
-        deps.parent().unwrap_or(deps).join("liblocklab_preload.so"),
-    ];
-    candidates
-        .iter()
-        .filter_map(|p| Some((std::fs::metadata(p).ok()?.modified().ok()?, p.clone())))
-        .max_by_key(|(t, _)| *t)
-        .map(|(_, p)| p)
-        .unwrap_or_else(|| {
-            panic!(
-                "the interposer is at neither {} nor {} (cargo builds it when it tests the crate)",
-                candidates[0].display(),
-                candidates[1].display()
-            )
-        })
-}
-
 // ------------------------------------------------------------------ runs
-
-/// Two program slots, shared by the tests the harness runs in parallel.
-struct Gate {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-static GATE: Gate = Gate {
-    free: Mutex::new(PARALLEL),
-    freed: Condvar::new(),
-};
-
-/// A taken slot; dropping it frees it.
-struct Slot;
-
-impl Slot {
-    fn take() -> Slot {
-        let mut free = GATE.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
-            free = GATE.freed.wait(free).unwrap_or_else(|e| e.into_inner());
-        }
-        *free -= 1;
-        Slot
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        *GATE.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        GATE.freed.notify_one();
-    }
-}
 
 /// How one run ended.
 struct Outcome {
@@ -171,18 +66,6 @@ struct Outcome {
 fn describe(env: &[(&str, &str)], group: &str) -> String {
     let vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!("{} pthread_check {group}", vars.join(" "))
-}
-
-/// Reads a pipe to its end on a thread of its own, so that neither pipe
-/// fills while the program runs; the text arrives on the channel.
-fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
-    });
-    rx
 }
 
 /// Runs the program on `group` with `env` (and the library preloaded if
@@ -199,7 +82,7 @@ fn run(env: &[(&str, &str)], preload: bool, group: &str) -> Outcome {
     }
     let mut shown: Vec<(&str, &str)> = Vec::new();
     if preload {
-        cmd.env("LD_PRELOAD", library());
+        cmd.env("LD_PRELOAD", interposer());
         shown.push(("LD_PRELOAD", "liblocklab_preload.so"));
     }
     for &(k, v) in env {

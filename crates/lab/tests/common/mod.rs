@@ -56,3 +56,26 @@ pub fn erlang_x(s: f64, z: f64, n: u32) -> f64 {
     }
     (1.0 - b) / s
 }
+
+/// Compiles `tests/c/<name>.c` (warnings are errors) with the `cc` on PATH
+/// into a directory of this test process's own; panics with the
+/// compiler's message if it fails.
+pub fn compile_c(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locklab-{name}-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join(name);
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let o = std::process::Command::new("cc")
+        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .expect("a C compiler, `cc`, on PATH");
+    assert!(
+        o.status.success(),
+        "cc failed on {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    bin
+}

@@ -177,7 +177,7 @@ pub(crate) fn colour(step: usize) -> usize {
 /// locklab's locks); aborts with `what` (one line) if the kernel has no
 /// memory for it.
 #[cfg(not(loom))]
-pub(crate) fn map_anon(len: usize, what: &str) -> *mut u8 {
+pub fn map_anon(len: usize, what: &str) -> *mut u8 {
     // SAFETY: an anonymous private mapping at an address of the kernel's
     // choosing touches no existing memory.
     let p = unsafe {
@@ -202,7 +202,7 @@ pub(crate) fn map_anon(len: usize, what: &str) -> *mut u8 {
 /// recover from.
 #[cfg(not(loom))]
 #[cold]
-pub(crate) fn abort_with(msg: &str) -> ! {
+pub fn abort_with(msg: &str) -> ! {
     // SAFETY: `msg` is valid for `msg.len()` bytes; a short or failed write
     // loses only the message.
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };

@@ -10,137 +10,70 @@
 
 pub mod args;
 pub mod report;
-pub mod runner;
 
 use crate::cli::Cli;
 use crate::error::{LabError, Result};
 use crate::noteln;
+use crate::program::launch::{run_once, Exit, Launch, Outcome};
+use crate::program::{check_program, chosen_locks, chosen_rwlock, preload, shown, VARS};
+pub use crate::program::{BASELINE, PASSTHROUGH};
 use crate::progress::Progress;
+use crate::results::StudyMetrics;
 use crate::results::{Point, Rep, RunMeta};
 use crate::run::{progress_quiet, stored_run};
 use crate::studies::Study;
 use crate::sweep::{Group, RepRun};
 use args::RunArgs;
-use runner::{run_once, Exit, Launch};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The name its points are stored under.
 pub const BENCH: &str = "run";
 
-/// The baseline's name: the C library's own locks.
-pub const BASELINE: &str = "pthread";
-
 /// The C library's lock elision, where it exists.
 pub const GLIBC_ELISION: &str = "glibc-elision";
 
-/// `--locks pthread`: the C library's locks reached through the interposer
-/// (`LOCKLAB_LOCK=pthread`), beside the baseline without it: what the
-/// interposer itself costs.
-pub const PASSTHROUGH: &str = "preload(pthread)";
+/// What a repetition of `locklab run` keeps beyond wall and CPU time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMetrics {
+    /// User CPU seconds of the program.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// Peak resident memory of the program, KiB (see
+    /// [`Outcome::max_rss_kib`]).
+    pub max_rss_kib: u64,
+    /// How it ended.
+    pub exit: Exit,
+    /// The figure `--metric` read from its output, if asked and found.
+    pub metric: Option<f64>,
+}
 
-/// What the interposer reads.
-pub(crate) const VARS: [&str; 3] = ["LD_PRELOAD", "LOCKLAB_LOCK", "LOCKLAB_RWLOCK"];
+impl StudyMetrics for RunMetrics {
+    const KEY: &'static str = "run";
+}
+
+/// Group 1 of the first match of `re` in the output (stdout, then
+/// stderr), as a number.
+pub fn find_metric(re: &regex::Regex, o: &Outcome) -> Option<f64> {
+    [&o.stdout, &o.stderr].into_iter().find_map(|b| {
+        let text = String::from_utf8_lossy(b);
+        let caps = re.captures(&text)?;
+        caps.get(1)?
+            .as_str()
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+    })
+}
 
 /// One way to run the program.
 struct Contender {
     name: String,
     set: Vec<(&'static str, OsString)>,
-}
-
-/// The interposer: `LOCKLAB_PRELOAD`, or beside the `locklab` binary.
-pub(crate) fn preload() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("LOCKLAB_PRELOAD") {
-        let p = PathBuf::from(p);
-        if p.is_file() {
-            return Ok(p);
-        }
-        return Err(LabError::input(format!(
-            "LOCKLAB_PRELOAD={}: no such file (the interposer, liblocklab_preload.so)",
-            p.display()
-        )));
-    }
-    let exe = std::env::current_exe()
-        .map_err(|e| LabError::input(format!("cannot find the locklab binary: {e}")))?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    // Beside the binary (`cargo build`), or in deps/ there (`cargo test`
-    // builds it only there): the newer of the two.
-    let newest = [
-        dir.join("liblocklab_preload.so"),
-        dir.join("deps/liblocklab_preload.so"),
-    ]
-    .into_iter()
-    .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-    .max_by_key(|(t, _)| *t);
-    if let Some((_, p)) = newest {
-        return Ok(p);
-    }
-    Err(LabError::input(format!(
-        "liblocklab_preload.so is not beside the locklab binary ({}): `cargo build --release` builds both \
-         (or set LOCKLAB_PRELOAD to its path)",
-        dir.display()
-    )))
-}
-
-/// Refuses a program that cannot be started.
-pub(crate) fn check_program(cmd: &OsString) -> Result<()> {
-    let p = Path::new(cmd);
-    let found = if p.components().count() > 1 {
-        p.is_file()
-    } else {
-        std::env::var_os("PATH")
-            .map(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
-            .unwrap_or(false)
-    };
-    if found {
-        Ok(())
-    } else {
-        Err(LabError::input(format!(
-            "'{}': no such program (not a file, nor found in PATH)",
-            p.display()
-        )))
-    }
-}
-
-/// The mutexes to run under: `--locks`, or locklab's own without the
-/// adapters. Peers cannot be interposed; `pthread` named here is the
-/// passthrough ([`PASSTHROUGH`]).
-pub(crate) fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
-    let entries = match list {
-        Some(l) => crate::studies::locks::parse_list(l)?,
-        None => crate::registry::all()
-            .iter()
-            .filter(|e| !e.peer && !e.info.name.contains('('))
-            .collect(),
-    };
-    if let Some(p) = entries.iter().find(|e| e.peer && e.info.name != BASELINE) {
-        return Err(LabError::input(format!(
-            "--locks {}: {} is not one of locklab's locks, so it cannot be put under a program \
-             (pthread, the C library's own, is the baseline and always runs; named in --locks, it \
-             runs through the interposer too, as {PASSTHROUGH}: the interposer's own cost)",
-            list.unwrap_or_default(),
-            p.info.name
-        )));
-    }
-    Ok(entries.iter().map(|e| e.info.name).collect())
-}
-
-/// `--rwlock`: one of locklab's reader-writer locks, or `pthread-rw`.
-pub(crate) fn chosen_rwlock(name: &str) -> Result<String> {
-    let own: Vec<&str> = crate::registry::rw_all()
-        .iter()
-        .filter(|e| !e.peer)
-        .map(|e| e.info.name)
-        .collect();
-    if name == "pthread-rw" || own.contains(&name) {
-        return Ok(name.to_string());
-    }
-    Err(LabError::input(format!(
-        "--rwlock {name}: not an interposable reader-writer lock; allowed pthread-rw, {}",
-        own.join(", ")
-    )))
 }
 
 /// Whether the C library can elide its locks here: RTM, and glibc up to
@@ -198,12 +131,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
         }
     }
     let timeout = Duration::from_secs_f64(a.timeout);
-    let shown = a
-        .command
-        .iter()
-        .map(|s| s.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let shown = shown(&a.command);
 
     let mut contenders = vec![Contender {
         name: BASELINE.into(),
@@ -248,11 +176,11 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
     // The probe: one unmeasured run under the baseline.
     let probe = run_once(&launch(&contenders[0]))
         .map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
-    if probe.metrics.exit != Exit::Code(0) {
+    if probe.exit != Exit::Code(0) {
         return Err(LabError::input(format!(
             "'{shown}' ends with {} under the C library's own locks (the baseline); locklab run compares \
              locks on a program that succeeds{}",
-            probe.metrics.exit,
+            probe.exit,
             match last_line(&probe.stderr) {
                 l if l.is_empty() => String::new(),
                 l => format!(" (its stderr ends: {l})"),
@@ -260,7 +188,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
         )));
     }
     if let Some(re) = &metric {
-        if runner::find_metric(re, &probe).is_none() {
+        if find_metric(re, &probe).is_none() {
             return Err(LabError::input(format!(
                 "--metric '{}' matches no number in the program's output (group 1 must be one)",
                 re.as_str()
@@ -289,8 +217,13 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
                     let run: RepRun<'_> = Box::new(move || {
                         let o =
                             run_once(&l).map_err(|e| format!("cannot start the program: {e}"))?;
-                        let mut m = o.metrics.clone();
-                        m.metric = metric.as_ref().and_then(|re| runner::find_metric(re, &o));
+                        let m = RunMetrics {
+                            user_s: o.user_s,
+                            sys_s: o.sys_s,
+                            max_rss_kib: o.max_rss_kib,
+                            exit: o.exit,
+                            metric: metric.as_ref().and_then(|re| find_metric(re, &o)),
+                        };
                         let mut rep = Rep::one_thread(0, o.wall_s, m.user_s + m.sys_s, 1);
                         rep.set_metrics(&m);
                         Ok(rep)

@@ -3,10 +3,11 @@
 //! `--metric` figure, or the wall time), with the spread over repetitions;
 //! failures apart.
 
-use super::runner::{Exit, RunMetrics};
+use super::RunMetrics;
 use super::BASELINE;
 use crate::error::{LabError, Result};
 use crate::plot::{draw_titles, machine_line, DrawResult, FONT, SIZE};
+use crate::program::launch::Exit;
 use crate::report::{fmt_ns, lock_width, sig};
 use crate::results::{median, Point, Rep, RunMeta};
 use plotters::prelude::*;

@@ -13,11 +13,11 @@ pub mod parse;
 pub mod report;
 pub mod symbols;
 
-use super::interposed::runner::{run_once, Exit, Launch};
-use super::interposed::{check_program, chosen_locks, chosen_rwlock, preload, VARS};
 use crate::cli::Cli;
 use crate::error::{LabError, Result};
 use crate::noteln;
+use crate::program::launch::{run_once, Exit, Launch};
+use crate::program::{check_program, chosen_locks, chosen_rwlock, preload, shown, VARS};
 use crate::progress::Progress;
 use crate::results::{Point, Rep, RunMeta};
 use crate::run::{progress_quiet, stored_run};
@@ -117,12 +117,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
             |e| LabError::failed(format!("cannot open the profile's directory to all: {e}")),
         )?;
     }
-    let shown = a
-        .command
-        .iter()
-        .map(|s| s.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let shown = shown(&a.command);
     let remove = [VARS[0], VARS[1], VARS[2], "LOCKLAB_PROFILE"];
     let launch = Launch {
         command: &a.command,
@@ -141,7 +136,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
     let processes = parse::read_dir(dir.path())
         .map_err(|e| LabError::failed(format!("cannot read the profile: {e}")))?;
     if processes.is_empty() {
-        let why = match o.metrics.exit {
+        let why = match o.exit {
             Exit::Code(_) => {
                 "it may be statically linked, or not call the C library's lock functions \
                               through the dynamic linker, or end with _exit"
@@ -153,10 +148,10 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
             "'{shown}' wrote no profile: {why}"
         )));
     }
-    if o.metrics.exit != Exit::Code(0) {
+    if o.exit != Exit::Code(0) {
         noteln!(
             "note: '{shown}' ended with {}; its counts up to then follow",
-            o.metrics.exit
+            o.exit
         );
     }
     let mut resolver = symbols::Resolver::default();
@@ -174,7 +169,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
     }
     let params = json!({
         "command": shown, "lock": lock, "rwlock": rwlock, "top": a.top,
-        "wall_s": o.wall_s, "exit": o.metrics.exit.to_string(),
+        "wall_s": o.wall_s, "exit": o.exit.to_string(),
         "processes": processes.len(), "processes_without_locks": lockless,
     });
     let progress = Progress::counting(points.len() as u64, progress_quiet(cli), "lock objects");

@@ -1,9 +1,8 @@
 //! One run of the user's program: started with the environment that puts
 //! it under a lock, its output captured, its end awaited with `wait4` (for
-//! the kernel's account of its CPU time and peak memory), killed at the
-//! timeout.
+//! the kernel's account of its CPU time), its peak memory sampled, killed
+//! at the timeout.
 
-use crate::results::StudyMetrics;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -33,9 +32,11 @@ impl std::fmt::Display for Exit {
     }
 }
 
-/// What a repetition of `locklab run` keeps beyond wall and CPU time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunMetrics {
+/// One run's outcome.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Seconds from start to end.
+    pub wall_s: f64,
     /// User CPU seconds of the program.
     pub user_s: f64,
     /// System CPU seconds.
@@ -48,21 +49,6 @@ pub struct RunMetrics {
     pub max_rss_kib: u64,
     /// How it ended.
     pub exit: Exit,
-    /// The figure `--metric` read from its output, if asked and found.
-    pub metric: Option<f64>,
-}
-
-impl StudyMetrics for RunMetrics {
-    const KEY: &'static str = "run";
-}
-
-/// One run's outcome.
-#[derive(Debug)]
-pub struct Outcome {
-    /// Seconds from start to end.
-    pub wall_s: f64,
-    /// The kernel's account.
-    pub metrics: RunMetrics,
     /// What it wrote to stdout.
     pub stdout: Vec<u8>,
     /// What it wrote to stderr.
@@ -153,7 +139,7 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
         let _ = tx.send((r, status, usage, start.elapsed()));
     });
     // The program's peak memory, sampled while it runs (see
-    // `RunMetrics::max_rss_kib`).
+    // `Outcome::max_rss_kib`).
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let sampler = {
         let done = done.clone();
@@ -201,13 +187,10 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
     };
     Ok(Outcome {
         wall_s: wall.as_secs_f64(),
-        metrics: RunMetrics {
-            user_s: tv(usage.ru_utime),
-            sys_s: tv(usage.ru_stime),
-            max_rss_kib: peak_kib,
-            exit,
-            metric: None,
-        },
+        user_s: tv(usage.ru_utime),
+        sys_s: tv(usage.ru_stime),
+        max_rss_kib: peak_kib,
+        exit,
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
     })
@@ -224,19 +207,4 @@ fn vm_hwm_kib(path: &str, not_yet: &str) -> Option<u64> {
     }
     let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Group 1 of the first match of `re` in the output (stdout, then
-/// stderr), as a number.
-pub fn find_metric(re: &regex::Regex, o: &Outcome) -> Option<f64> {
-    [&o.stdout, &o.stderr].into_iter().find_map(|b| {
-        let text = String::from_utf8_lossy(b);
-        let caps = re.captures(&text)?;
-        caps.get(1)?
-            .as_str()
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-    })
 }
