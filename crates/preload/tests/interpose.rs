@@ -27,7 +27,7 @@ use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{drain, interposer, Slot};
+use common::{drain, interposer, Slot, MUTEXES};
 
 /// The longest one run of the program may take before it is killed.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -144,26 +144,6 @@ fn must_pass(env: &[(&str, &str)], preload: bool) {
         o.stdout
     );
 }
-
-/// Every mutex the library offers, as `locklab locks` names them; for the
-/// adapters, a spinning and a sleeping one over a FIFO and an unfair lock.
-const MUTEXES: [&str; 15] = [
-    "tas",
-    "ttas",
-    "backoff",
-    "ticket",
-    "ticket-backoff",
-    "k42",
-    "mcs",
-    "clh",
-    "qspin",
-    "mutex",
-    "mutex-fixed",
-    "futex3",
-    "spin-yield(ticket)",
-    "spin-park(tas)",
-    "spin-park(clh)",
-];
 
 /// Every reader-writer lock the library offers.
 const RWLOCKS: [&str; 5] = ["rw-reader", "rw-writer", "rw-fair", "brlock", "rwsem"];

@@ -133,3 +133,23 @@ pub fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     });
     rx
 }
+
+/// Every mutex the library offers, as `locklab locks` names them; for the
+/// adapters, a spinning and a sleeping one over a FIFO and an unfair lock.
+pub const MUTEXES: [&str; 15] = [
+    "tas",
+    "ttas",
+    "backoff",
+    "ticket",
+    "ticket-backoff",
+    "k42",
+    "mcs",
+    "clh",
+    "qspin",
+    "mutex",
+    "mutex-fixed",
+    "futex3",
+    "spin-yield(ticket)",
+    "spin-park(tas)",
+    "spin-park(clh)",
+];
