@@ -45,12 +45,50 @@ pub enum Cmd {
     /// List stored runs.
     #[command(display_order = 4)]
     Runs,
-    /// Show one stored run (id or `last`).
+    /// Show one stored run (id or `last`): its tables and verdict, or its data.
     #[command(display_order = 5)]
     Show {
         /// Run id, or `last`.
         #[arg(value_parser = parse_run)]
         run: RunRef,
+        /// Output format (`--json` is `--format json`).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+        /// With `--format csv` or `markdown`: one row per repetition
+        /// instead of per point.
+        #[arg(long)]
+        reps: bool,
+    },
+    /// Compare two runs, or a saved baseline and a run: the ratio B/A at
+    /// every point they share, with its interval and whether it changed.
+    #[command(display_order = 10)]
+    Compare {
+        /// The reference: a run id, `last`, or a baseline's name.
+        a: String,
+        /// The run compared with it: a run id, `last`, or a baseline's name.
+        b: String,
+        /// Output format (`--json` is `--format json`).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+    },
+    /// Name a stored run as a baseline to compare later runs with, list the
+    /// baselines, or delete one.
+    #[command(display_order = 11)]
+    Baseline {
+        /// What to do.
+        #[command(subcommand)]
+        action: BaselineCmd,
+    },
+    /// Write one self-contained HTML report of stored runs (verdicts,
+    /// tables, charts, machine, commands).
+    #[command(display_order = 12)]
+    Report {
+        /// Run ids, or `last`; none means the newest run.
+        #[arg(value_parser = parse_run)]
+        runs: Vec<RunRef>,
+        /// Output HTML file.
+        #[arg(long, value_name = "FILE.html")]
+        out: PathBuf,
     },
     /// Plot a run's throughput against threads to an SVG file.
     #[command(display_order = 9)]
@@ -68,6 +106,58 @@ pub enum Cmd {
         /// that plot: see [`Cli::command_line`]).
         #[arg(long)]
         bench: Option<String>,
+    },
+}
+
+/// How `show` and `compare` print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables and the verdict, for a person.
+    Text,
+    /// One JSON object.
+    Json,
+    /// Comma-separated values with a header row, one row per point.
+    Csv,
+    /// A Markdown table to paste into an issue or a README.
+    Markdown,
+}
+
+impl Cli {
+    /// The format asked for: `--format`, else `json` with `--json`, else
+    /// text; `--json` with another `--format` is refused.
+    pub fn format(&self, asked: Option<Format>) -> Result<Format, String> {
+        match (asked, self.json) {
+            (None, false) => Ok(Format::Text),
+            (None, true) | (Some(Format::Json), _) => Ok(Format::Json),
+            (Some(f), false) => Ok(f),
+            (Some(f), true) => Err(format!(
+                "--json with --format {}: give one of them",
+                clap::ValueEnum::to_possible_value(&f)
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default()
+            )),
+        }
+    }
+}
+
+/// `baseline`'s actions.
+#[derive(Debug, Subcommand)]
+pub enum BaselineCmd {
+    /// Save run RUN under NAME (replacing a baseline of that name).
+    Save {
+        /// The baseline's name: letters, digits, `-`, `_`, `.`; not a number
+        /// nor `last`.
+        name: String,
+        /// Run id, or `last`.
+        #[arg(value_parser = parse_run)]
+        run: RunRef,
+    },
+    /// List the baselines.
+    List,
+    /// Delete a baseline (the run stays).
+    Delete {
+        /// The baseline's name.
+        name: String,
     },
 }
 

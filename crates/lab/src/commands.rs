@@ -34,20 +34,10 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             }
             Ok(0)
         }
-        Cmd::Show { run } => {
-            let store = Store::open_read_only(&cli.db)?;
-            let (meta, points) = store.load(resolve(&store, *run)?)?;
-            if cli.json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&report::run_json(&meta, &points))
-                        .expect("serialises")
-                )?;
-            } else {
-                crate::out::print(&report::render_text(&meta, &points))?;
-            }
-            Ok(0)
-        }
+        Cmd::Compare { a, b, format } => crate::compare::command(&cli, a, b, *format),
+        Cmd::Baseline { action } => crate::compare::baseline(&cli, action),
+        Cmd::Report { runs, out } => crate::html::command(&cli, runs, out),
+        Cmd::Show { run, format, reps } => crate::compare::show(&cli, *run, *format, *reps),
         Cmd::Plot {
             run,
             out,

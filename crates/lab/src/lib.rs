@@ -7,8 +7,11 @@
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod compare;
 pub mod error;
+pub mod export;
 pub mod heap;
+pub mod html;
 pub mod interrupt;
 pub mod lablock;
 pub mod machine;
@@ -22,9 +25,11 @@ pub mod registry;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod stats;
 pub mod store;
 pub mod studies;
 pub mod sweep;
+pub mod verdict;
 
 pub use error::{LabError, Result};
 

@@ -31,6 +31,24 @@ pub fn print(text: &str) -> Result<()> {
     }
 }
 
+/// Whether stdout may carry colour and bold: it is a terminal, `NO_COLOR`
+/// is unset or empty (<https://no-color.org>), and `TERM` is not `dumb`.
+pub fn colour() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+    !no_color && !dumb && io::stdout().is_terminal()
+}
+
+/// `s` in bold where [`colour`] allows, else as it is.
+pub fn bold(s: &str) -> String {
+    if colour() {
+        format!("\x1b[1m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
 /// Whether stdout's reader has gone (what is printed now is dropped).
 pub fn closed() -> bool {
     CLOSED.load(Ordering::Relaxed)

@@ -44,6 +44,20 @@ pub fn stored_run(
     progress: &Progress,
     body: impl FnOnce(&mut dyn FnMut(Point) -> Result<()>) -> Result<bool>,
 ) -> Result<i32> {
+    stored_run_as(cli, argv, kind, params, progress, false, body)
+}
+
+/// [`stored_run`], printing the run in short ([`report::render_brief`])
+/// if `brief`: for a run of several studies.
+pub fn stored_run_as(
+    cli: &Cli,
+    argv: &[String],
+    kind: &str,
+    params: serde_json::Value,
+    progress: &Progress,
+    brief: bool,
+    body: impl FnOnce(&mut dyn FnMut(Point) -> Result<()>) -> Result<bool>,
+) -> Result<i32> {
     // Open (and validate) the database before measuring anything.
     let mut store = Store::open(&cli.db)?;
     crate::interrupt::install();
@@ -82,6 +96,8 @@ pub fn stored_run(
             "{}",
             serde_json::to_string_pretty(&report::run_json(&meta, &points)).expect("serialises")
         )?;
+    } else if brief {
+        crate::out::print(&report::render_brief(&meta, &points))?;
     } else {
         crate::out::print(&report::render_text(&meta, &points))?;
     }

@@ -206,6 +206,22 @@ fn bench_stores_a_run_that_show_plot_and_json_read_back() {
         text.contains("tas") && text.contains("parking_lot"),
         "{text}"
     );
+    // The verdict comes last in the text and is kept in the JSON: with one
+    // repetition, nothing is declared separated.
+    let verdict = text.split("\nVERDICT\n").nth(1).expect("a verdict");
+    assert!(
+        verdict.contains("spin: ") && verdict.contains("fastest"),
+        "{verdict}"
+    );
+    let lines = v["verdict"][0]["lines"].as_array().expect("verdict lines");
+    let fastest_1 = lines
+        .iter()
+        .find(|l| l["question"] == "fastest" && l["data"]["class"] == "one_thread")
+        .expect("the fastest at one thread");
+    assert!(["tas", "parking_lot"]
+        .iter()
+        .any(|l| fastest_1["answer"].as_str().unwrap().starts_with(l)));
+    assert_eq!(fastest_1["data"]["pick"]["margin"]["separated"], false);
 
     let svg = d.path().join("p.svg");
     let o = locklab(

@@ -79,7 +79,30 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
         .collect();
     top.insert("run".into(), run_meta_json(meta));
     top.insert("points".into(), Value::Array(json_points));
+    top.insert(
+        "verdict".into(),
+        crate::verdict::json(&verdicts(meta, points)),
+    );
     Value::Object(top)
+}
+
+/// Every study's verdict on a run's points, in the order the studies come
+/// in the run.
+pub fn verdicts(meta: &RunMeta, points: &[Point]) -> Vec<crate::verdict::Section> {
+    let mut benches: Vec<&str> = Vec::new();
+    for p in points {
+        if !benches.contains(&p.bench.as_str()) {
+            benches.push(&p.bench);
+        }
+    }
+    benches
+        .into_iter()
+        .filter_map(crate::studies::find)
+        .flat_map(|s| {
+            let of: Vec<&Point> = points.iter().filter(|p| p.bench == s.name()).collect();
+            s.verdict(meta, &of, points)
+        })
+        .collect()
 }
 
 /// A finite number, else `null` (JSON has no NaN or infinity).
@@ -88,8 +111,27 @@ fn num(x: f64) -> Value {
 }
 
 /// A human summary of a run: header, then per study its tables (a study
-/// the lab no longer has gets a plain table per parameter set).
+/// the lab no longer has gets a plain table per parameter set), then the
+/// verdict.
 pub fn render_text(meta: &RunMeta, points: &[Point]) -> String {
+    render(meta, points, false)
+}
+
+/// The short summary of a run of several studies (the standard suite):
+/// header, one table per study ([`Study::brief`]), the verdict last, and
+/// where the rest is.
+pub fn render_brief(meta: &RunMeta, points: &[Point]) -> String {
+    let mut out = render(meta, points, true);
+    if let Some(id) = meta.id {
+        let _ = writeln!(
+            out,
+            "every table: locklab show {id}; charts and all in one page: locklab report {id} --out report.html"
+        );
+    }
+    out
+}
+
+fn render(meta: &RunMeta, points: &[Point], brief: bool) -> String {
     let mut out = String::new();
     header(&mut out, meta);
     if points.is_empty() {
@@ -105,6 +147,7 @@ pub fn render_text(meta: &RunMeta, points: &[Point]) -> String {
     for bench in benches {
         let of_bench: Vec<&Point> = points.iter().filter(|p| p.bench == bench).collect();
         match crate::studies::find(bench) {
+            Some(s) if brief => s.brief(&mut out, meta, &of_bench, points),
             Some(s) => s.text(&mut out, meta, &of_bench, points),
             None => {
                 for (params, group) in by_params(&of_bench) {
@@ -114,6 +157,7 @@ pub fn render_text(meta: &RunMeta, points: &[Point]) -> String {
             }
         }
     }
+    crate::verdict::text(&mut out, &verdicts(meta, points));
     out
 }
 
@@ -255,6 +299,16 @@ pub(crate) fn distinct<T: PartialEq + Copy>(xs: impl IntoIterator<Item = T>) -> 
     v
 }
 
+/// A min–max spread as `(lo–hi)`, or `(spread unknown)` when there was
+/// one repetition (whose min and max are the same number and say nothing).
+pub(crate) fn spread(reps: usize, lo: &str, hi: &str) -> String {
+    if reps < 2 {
+        "(spread unknown)".to_string()
+    } else {
+        format!("({lo}–{hi})")
+    }
+}
+
 pub(crate) fn rep_counts(points: &[&Point]) -> String {
     let mut counts: Vec<usize> = distinct(points.iter().map(|p| p.reps.len()));
     counts.sort_unstable();
@@ -297,6 +351,7 @@ pub(crate) fn grid(
     cell: impl Fn(&str, u32) -> Option<String>,
 ) {
     let per = ((WIDTH - 2 - lw) / cw).max(1);
+    let mut missing = false;
     for (i, cols) in threads.chunks(per).enumerate() {
         if i > 0 {
             out.push('\n');
@@ -310,11 +365,17 @@ pub(crate) fn grid(
         for lock in locks {
             let mut line = format!("  {lock:<lw$}");
             for &t in cols {
-                let c = cell(lock, t).unwrap_or_else(|| "–".to_string());
+                let c = cell(lock, t).unwrap_or_else(|| {
+                    missing = true;
+                    "–".to_string()
+                });
                 let _ = write!(line, "{c:>cw$}");
             }
             let _ = writeln!(out, "{}", line.trim_end());
         }
+    }
+    if missing {
+        let _ = writeln!(out, "  –: not measured, or nothing to show");
     }
 }
 

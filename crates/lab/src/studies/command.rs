@@ -59,6 +59,9 @@ commands! {
         /// Run your own program once with its locks counted (LD_PRELOAD): which locks it waits on, and where.
         #[command(display_order = 9)]
         Profile(super::profile::args::ProfileArgs),
+        /// Which lock for your workload: measure the candidates that decide it, with the queueing model beyond the cores and the LHP simulator for a VM.
+        #[command(display_order = 10)]
+        Advise(super::advise::args::AdviseArgs),
     }
 }
 

@@ -10,6 +10,7 @@
 //! holding its arguments, which implement [`command::RunCommand`]. The
 //! crate's README ("Adding a study") walks through it.
 
+pub mod advise;
 pub mod command;
 pub mod hash;
 pub mod interposed;
@@ -52,6 +53,13 @@ pub trait Study: Sync {
     /// order; `all` is every point of the run).
     fn text(&self, out: &mut String, meta: &RunMeta, points: &[&Point], all: &[Point]);
 
+    /// Its tables in short, for a run of several studies (the standard
+    /// suite): the one table that matters most. By default all of
+    /// [`Study::text`].
+    fn brief(&self, out: &mut String, meta: &RunMeta, points: &[&Point], all: &[Point]) {
+        self.text(out, meta, points, all)
+    }
+
     /// Fields that one of its points adds to (or sets in) the JSON object
     /// every point has: an object, or `null` for none. `of_study` are its
     /// points of the run, `all` every point.
@@ -78,6 +86,18 @@ pub trait Study: Sync {
         None
     }
 
+    /// What its points of one run answer (`points`: its points, in stored
+    /// order; `all`: every point of the run): the lines of the verdict
+    /// printed last and kept as the JSON's `verdict`. None by default.
+    fn verdict(
+        &self,
+        _meta: &RunMeta,
+        _points: &[&Point],
+        _all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        Vec::new()
+    }
+
     /// Its plot, if it has one.
     fn plot(&self) -> Option<PlotFn> {
         None
@@ -102,6 +122,7 @@ pub fn all() -> &'static [&'static dyn Study] {
         &sim_lhp::SimLhp,
         &interposed::Interposed,
         &profile::Profile,
+        &advise::Advise,
     ]
 }
 

@@ -5,7 +5,7 @@ use crate::cli::Cli;
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::registry::{self, Entry};
-use crate::run::{progress_quiet, stored_run};
+use crate::run::{progress_quiet, stored_run_as};
 use crate::studies::hash::{strategies, HashConfig, HashPlan};
 use crate::studies::spin::runner::SpinConfig;
 use crate::studies::spin::workload::DelayDist;
@@ -79,7 +79,7 @@ pub fn command(cli: &Cli, argv: &[String]) -> Result<i32> {
         unc.units() + spin.units() + lhp.units() + hash.units(),
         progress_quiet(cli),
     );
-    let r = stored_run(cli, argv, "bench", params, &progress, |sink| {
+    let r = stored_run_as(cli, argv, "bench", params, &progress, true, |sink| {
         Ok(uncontended::run(&unc, &progress, sink)?
             && spin::run(&spin, &progress, sink)?
             && spin::run(&lhp, &progress, sink)?

@@ -41,6 +41,7 @@ pub mod strategies;
 pub mod tables;
 #[cfg(locklab_liburcu)]
 pub mod urcu;
+pub mod verdict;
 
 use crate::cli::Cli;
 use crate::error::{LabError, Result};
@@ -234,6 +235,10 @@ impl Study for Hash {
         report::tables(out, points);
     }
 
+    fn brief(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
+        report::brief(out, points);
+    }
+
     fn point_json(
         &self,
         _meta: &RunMeta,
@@ -246,6 +251,15 @@ impl Study for Hash {
 
     fn run_keys(&self, _meta: &RunMeta, points: &[&Point]) -> Vec<(&'static str, Value)> {
         vec![("hash_crossover", report::crossover_json(points))]
+    }
+
+    fn verdict(
+        &self,
+        _meta: &RunMeta,
+        points: &[&Point],
+        _all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        verdict::sections(points)
     }
 
     fn plot(&self) -> Option<crate::studies::PlotFn> {

@@ -266,6 +266,47 @@ pub fn tables(out: &mut String, points: &[&Point]) {
     }
 }
 
+/// The short form, for the standard suite: throughput per strategy at the
+/// most threads measured, one column per update fraction.
+pub fn brief(out: &mut String, points: &[&Point]) {
+    for g in groups(points) {
+        let (scale, unit) = throughput_unit(crate::report::top_throughput(&g.points));
+        let t = g.max_threads();
+        let first = g.points[0];
+        let n = |k: &str| first.params.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "\nhash: {} keys in {} buckets; throughput at {t} threads in {unit}, median of {}; \
+             ~ marks a min–max spread over {:.0}%",
+            n("keys"),
+            n("buckets"),
+            rep_counts(&g.points),
+            WIDE_SPREAD * 100.0
+        );
+        let lw = lock_width(&g.points).max(8);
+        let mut head = format!("  {:<lw$}", "strategy");
+        for u in &g.pcts {
+            let _ = write!(head, "{:>10}", format!("{u} % upd "));
+        }
+        let _ = writeln!(out, "{}", head.trim_end());
+        for s in &g.strategies {
+            let mut line = format!("  {s:<lw$}");
+            for &u in &g.pcts {
+                let c = g.find(s, t, u).map_or_else(
+                    || "–".to_string(),
+                    |p| {
+                        let (med, min, max) = p.stat(|r| r.throughput_ops_s);
+                        let wide = med > 0.0 && (max - min) / med > WIDE_SPREAD;
+                        format!("{}{}", sig(med / scale), if wide { '~' } else { ' ' })
+                    },
+                );
+                let _ = write!(line, "{c:>10}");
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+    }
+}
+
 fn group_tables(out: &mut String, g: &Group<'_>) {
     let first = g.points[0];
     let (scale, unit) = throughput_unit(crate::report::top_throughput(&g.points));

@@ -262,6 +262,15 @@ impl Study for Interposed {
         report::point_json(p, of_study)
     }
 
+    fn verdict(
+        &self,
+        _meta: &RunMeta,
+        points: &[&Point],
+        _all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        report::verdict(points)
+    }
+
     fn plot(&self) -> Option<crate::studies::PlotFn> {
         Some(report::plot)
     }

@@ -179,7 +179,10 @@ pub fn table(out: &mut String, points: &[&Point]) {
     for (p, s) in ranked(points) {
         let (m, lo, hi) = s.speedup;
         let up = if m.is_finite() {
-            format!("{m:.3} ({lo:.3}–{hi:.3})")
+            format!(
+                "{m:.3} {}",
+                crate::report::spread(p.reps.len(), &format!("{lo:.3}"), &format!("{hi:.3}"))
+            )
         } else {
             "–".into()
         };
@@ -207,6 +210,108 @@ pub fn table(out: &mut String, points: &[&Point]) {
             kib(s.rss_kib)
         );
     }
+}
+
+/// The verdict of a `locklab run`: the fastest way to run the program
+/// (paired over the interleaved repetitions), the one using the least CPU,
+/// the best of locklab's locks against the C library's own, and the
+/// failures.
+pub fn verdict(points: &[&Point]) -> Vec<crate::verdict::Section> {
+    use crate::verdict::{decisive, pick, Entrant, Line, Section};
+    let Some(first) = points.first() else {
+        return Vec::new();
+    };
+    let f = figure(first);
+    let standings = ranked(points);
+    let ok: Vec<&Point> = standings
+        .iter()
+        .filter(|(_, s)| s.failure.is_none())
+        .map(|(p, _)| *p)
+        .collect();
+    let entrants = |g: fn(&Figure, &Rep) -> f64| -> Vec<Entrant> {
+        ok.iter()
+            .map(|p| Entrant {
+                name: p.lock.clone(),
+                values: p.reps.iter().map(|r| g(&f, r)).collect(),
+            })
+            .collect()
+    };
+    let what = if f.metric { "the figure" } else { "wall time" };
+    let mut lines = Vec::new();
+    if let Some(p) = pick(&entrants(value), !f.higher_better) {
+        lines.push(Line {
+            group: String::new(),
+            question: format!("best {what}"),
+            answer: p.answer(),
+            evidence: p.evidence("over"),
+            json: json!({"question": "fastest", "pick": p.json()}),
+        });
+    }
+    if let Some(p) = pick(&entrants(|_, r| r.cpu_s), true) {
+        lines.push(Line {
+            group: String::new(),
+            question: "least CPU time".into(),
+            answer: p.answer(),
+            evidence: p.evidence("over"),
+            json: json!({"question": "least_cpu", "pick": p.json()}),
+        });
+    }
+    // locklab's best lock against the baseline.
+    let base = ok.iter().copied().find(|p| p.lock == BASELINE);
+    let own: Vec<Entrant> = entrants(value)
+        .into_iter()
+        .filter(|e| {
+            e.name != BASELINE && e.name != super::PASSTHROUGH && e.name != super::GLIBC_ELISION
+        })
+        .collect();
+    if let (Some(base), Some(best)) = (base, pick(&own, !f.higher_better)) {
+        let b = ok
+            .iter()
+            .find(|p| p.lock == best.winner)
+            .expect("an entrant");
+        let bv: Vec<f64> = base.reps.iter().map(|r| value(&f, r)).collect();
+        let wv: Vec<f64> = b.reps.iter().map(|r| value(&f, r)).collect();
+        let r = crate::stats::paired_ratio(&bv, &wv);
+        let r = if f.higher_better { r } else { r.inverse() };
+        let answer = if decisive(&r) {
+            format!("{} beats it", best.winner)
+        } else if decisive(&r.inverse()) {
+            format!("none beats it ({} best)", best.winner)
+        } else {
+            format!("tie ({} best of locklab's)", best.winner)
+        };
+        lines.push(Line {
+            group: String::new(),
+            question: format!("locklab vs {BASELINE}"),
+            answer,
+            evidence: format!("speed-up over {BASELINE}: {}", r.text()),
+            json: json!({"question": "vs_baseline", "lock": best.winner, "ratio": r.json()}),
+        });
+    }
+    let failed: Vec<&str> = standings
+        .iter()
+        .filter(|(_, s)| s.failure.is_some())
+        .map(|(p, _)| p.lock.as_str())
+        .collect();
+    if !failed.is_empty() {
+        lines.push(Line {
+            group: String::new(),
+            question: "failed".into(),
+            answer: failed.join(", "),
+            evidence: "ended differently from the baseline, or gave no figure: not ranked".into(),
+            json: json!({"question": "failed", "locks": failed}),
+        });
+    }
+    let command = first
+        .params
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    vec![Section {
+        study: super::BENCH.into(),
+        title: command.to_string(),
+        lines,
+    }]
 }
 
 /// The fields a point of `run` adds to its JSON object.

@@ -6,6 +6,7 @@ pub mod args;
 pub mod plot;
 pub mod report;
 pub mod runner;
+pub mod verdict;
 
 use crate::cli::Cli;
 use crate::error::{LabError, Result};
@@ -273,6 +274,15 @@ impl Study for Ipc {
 
     fn point_json(&self, meta: &RunMeta, p: &Point, of_study: &[&Point], _all: &[Point]) -> Value {
         report::point_json(meta, p, of_study)
+    }
+
+    fn verdict(
+        &self,
+        _meta: &RunMeta,
+        points: &[&Point],
+        _all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        verdict::sections(points)
     }
 
     fn plot(&self) -> Option<crate::studies::PlotFn> {

@@ -114,7 +114,11 @@ pub fn tables(out: &mut String, meta: &RunMeta, points: &[&Point]) {
                 "  {:<lw$}{:>10}{:>14}{:>12}{:>12}",
                 p.lock,
                 sig(med),
-                format!("{}–{}", sig(min), sig(max)),
+                if p.reps.len() < 2 {
+                    "unknown".to_string()
+                } else {
+                    format!("{}–{}", sig(min), sig(max))
+                },
                 sig(cycles(p)),
                 pct(overhead(p, &single))
             );

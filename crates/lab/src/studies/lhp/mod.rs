@@ -84,6 +84,22 @@ impl Study for Lhp {
         vec![("preemption_sensitivity", Value::Object(sensitivity))]
     }
 
+    fn verdict(
+        &self,
+        meta: &RunMeta,
+        points: &[&Point],
+        _all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        spin::verdict::sections(BENCH, meta, points)
+    }
+
+    fn brief(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
+        for (params, group) in crate::report::by_params(points) {
+            out.push('\n');
+            spin::report::throughput_table(out, BENCH, params, &group);
+        }
+    }
+
     fn plot(&self) -> Option<crate::studies::PlotFn> {
         Some(|meta, points, out, log_y| crate::plot::by_threads(meta, points, BENCH, out, log_y))
     }

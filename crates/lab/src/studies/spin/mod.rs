@@ -6,6 +6,7 @@
 pub mod args;
 pub mod report;
 pub mod runner;
+pub mod verdict;
 pub mod workload;
 
 use crate::cli::Cli;
@@ -175,6 +176,22 @@ impl Study for Spin {
         for (params, group) in crate::report::by_params(points) {
             out.push('\n');
             report::tables(out, BENCH, params, &group);
+        }
+    }
+
+    fn verdict(
+        &self,
+        meta: &RunMeta,
+        points: &[&Point],
+        _all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        verdict::sections(BENCH, meta, points)
+    }
+
+    fn brief(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
+        for (params, group) in crate::report::by_params(points) {
+            out.push('\n');
+            report::throughput_table(out, BENCH, params, &group);
         }
     }
 

@@ -10,7 +10,14 @@ use crate::results::{Point, Rep};
 use serde_json::Value;
 use std::fmt::Write as _;
 
+/// Every table of one parameter set: throughput, fairness, latency, CPU.
 pub(crate) fn tables(out: &mut String, bench: &str, params: &Value, group: &[&Point]) {
+    throughput_table(out, bench, params, group);
+    other_tables(out, group);
+}
+
+/// The throughput table alone (with its heading and parameters).
+pub(crate) fn throughput_table(out: &mut String, bench: &str, params: &Value, group: &[&Point]) {
     let locks = distinct(group.iter().map(|p| p.lock.as_str()));
     let mut threads = distinct(group.iter().map(|p| p.threads));
     threads.sort_unstable();
@@ -42,7 +49,15 @@ pub(crate) fn tables(out: &mut String, bench: &str, params: &Value, group: &[&Po
             if wide { '~' } else { ' ' }
         ))
     });
+}
 
+/// Fairness, acquire latency and CPU time per acquisition.
+fn other_tables(out: &mut String, group: &[&Point]) {
+    let locks = distinct(group.iter().map(|p| p.lock.as_str()));
+    let mut threads = distinct(group.iter().map(|p| p.threads));
+    threads.sort_unstable();
+    let find = |lock: &str, t: u32| group.iter().find(|p| p.lock == lock && p.threads == t);
+    let lw = lock_width(group);
     let _ = writeln!(
         out,
         "\n  fairness: Jain index (1 = even), least–most acquisitions of a thread in % of an even share"

@@ -128,4 +128,52 @@ impl Study for Uncontended {
     fn point_json(&self, _meta: &RunMeta, p: &Point, _of_study: &[&Point], all: &[Point]) -> Value {
         json!({ "ratio_to_floor": report::ratio_to_floor(p, all).map_or(Value::Null, Value::from) })
     }
+
+    /// The cheapest lock per parameter set (ns per acquire+release, lower
+    /// is better; the references are not locks) against its runner-up, and
+    /// what it costs over the floor.
+    fn verdict(
+        &self,
+        _meta: &RunMeta,
+        points: &[&Point],
+        all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        crate::report::by_params(points)
+            .into_iter()
+            .map(|(_, group)| {
+                let entrants: Vec<crate::verdict::Entrant> = group
+                    .iter()
+                    .filter(|p| !REFERENCES.iter().any(|(r, _)| *r == p.lock))
+                    .map(|p| crate::verdict::Entrant {
+                        name: p.lock.clone(),
+                        values: p.reps.iter().map(|r| r.ns_per_op).collect(),
+                    })
+                    .collect();
+                let lines = crate::verdict::pick(&entrants, true)
+                    .map(|pk| {
+                        let floor = group
+                            .iter()
+                            .find(|p| p.lock == pk.winner)
+                            .and_then(|p| report::ratio_to_floor(p, all));
+                        let cost = floor.map_or(String::new(), |f| {
+                            format!("; {} the floor", crate::verdict::times(f))
+                        });
+                        crate::verdict::Line {
+                            group: "1 thread".into(),
+                            question: "cheapest".into(),
+                            answer: pk.answer(),
+                            evidence: format!("{}{cost}", pk.evidence("over")),
+                            json: json!({ "pick": pk.json(), "ratio_to_floor": floor }),
+                        }
+                    })
+                    .into_iter()
+                    .collect();
+                crate::verdict::Section {
+                    study: BENCH.into(),
+                    title: "no contention".into(),
+                    lines,
+                }
+            })
+            .collect()
+    }
 }

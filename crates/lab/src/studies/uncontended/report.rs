@@ -46,7 +46,11 @@ pub(crate) fn table(out: &mut String, params: &Value, group: &[&Point], all: &[P
         let cell = if p.reps.is_empty() {
             "–".to_string()
         } else {
-            format!("{} ({}–{})", sig(med), sig(min), sig(max))
+            format!(
+                "{} {}",
+                sig(med),
+                crate::report::spread(p.reps.len(), &sig(min), &sig(max))
+            )
         };
         let ratio = ratio_to_floor(p, all).map_or_else(|| "–".to_string(), |r| format!("{r:.2}"));
         let _ = writeln!(out, "  {:<lw$}{cell:<28}{ratio}", p.lock);

@@ -1,0 +1,392 @@
+//! `locklab advise`: which lock for a stated workload (or a profiled
+//! program's worst lock), on this machine. It measures the few points that
+//! decide it (the contention benchmark of [`crate::studies::spin`] at the
+//! workload's threads, a short list of candidates, repetitions
+//! interleaved), stores them as a run of kind `advise`, and answers from
+//! them ([`decide`]): the fastest, the runner-up, the ratio with its
+//! interval, CPU per acquisition; with `--cores-model`, the queueing
+//! model's prediction beyond this machine's cores; with `--vm`, the
+//! lock-holder-preemption simulator's ([`sim`]). Every claim is labelled
+//! measured, model or simulated.
+
+pub mod args;
+pub mod decide;
+pub mod sim;
+
+use crate::cli::Cli;
+use crate::error::{LabError, Result};
+use crate::progress::Progress;
+use crate::registry::{self, Entry};
+use crate::report::{cpu_ns_per_op, fmt_ns};
+use crate::results::{Point, RunMeta};
+use crate::run::{progress_quiet, resolve, stored_run};
+use crate::store::Store;
+use crate::studies::profile::{parse::Counts, report::spin_workload};
+use crate::studies::spin::{runner::SpinConfig, workload::DelayDist, SpinPlan};
+use crate::studies::Study;
+use crate::verdict::{Line, Section};
+use args::AdviseArgs;
+use decide::{decide, rate, Advice, Workload};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// The name its points are stored under, and its run kind.
+pub const BENCH: &str = "advise";
+
+/// The candidates unless `--locks` names others: one lock per design a
+/// program would choose between. ttas: the simplest spin lock that does
+/// not hammer the line; ticket: the simplest fair one; mcs and qspin: the
+/// scalable FIFO queue locks (qspin is Linux's); mutex: locklab's hybrid
+/// that spins while the lock moves, then sleeps; futex3: the minimal
+/// sleeping lock; spin-park(ttas): spin a while, then sleep; pthread: the
+/// C library's, what a program already has.
+pub const DEFAULT_LOCKS: [&str; 8] = [
+    "ttas",
+    "ticket",
+    "mcs",
+    "qspin",
+    "mutex",
+    "futex3",
+    "spin-park(ttas)",
+    "pthread",
+];
+
+const DEFAULT_CS_NS: u64 = 100;
+const DEFAULT_DELAY_NS: u64 = 1000;
+
+/// The pattern of the most waited-on lock of a stored `profile` run:
+/// threads, critical section and delay, and where it came from.
+fn from_profile(db: &std::path::Path, run: crate::cli::RunRef) -> Result<(u32, u64, u64, String)> {
+    let store = Store::open_read_only(db)?;
+    let id = resolve(&store, run)?;
+    let (meta, points) = store.load(id)?;
+    if meta.kind != crate::studies::profile::BENCH {
+        return Err(LabError::input(format!(
+            "--profile {id}: run {id} is a `{}` run, not a `locklab profile` run (`locklab runs` lists them)",
+            meta.kind
+        )));
+    }
+    let mut worst: Option<(f64, (u32, u64, u64), String)> = None;
+    for p in points
+        .iter()
+        .filter(|p| p.bench == crate::studies::profile::BENCH)
+    {
+        let Some(c) = p.reps.first().and_then(|r| r.metrics_of::<Counts>()) else {
+            continue;
+        };
+        let Some(pattern) = spin_workload(&c) else {
+            continue;
+        };
+        let elapsed = p
+            .params
+            .pointer("/process/elapsed_ns")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        let share = c.wait_ns() as f64 / (elapsed * f64::from(c.threads.max(1))).max(1.0);
+        if worst.as_ref().is_none_or(|w| share > w.0) {
+            let object = p
+                .params
+                .get("object")
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            worst = Some((share, pattern, format!("profile run {id}: {object}")));
+        }
+    }
+    match worst {
+        Some((_, (t, cs, d), src)) => Ok((t, cs, d, src)),
+        None => Err(LabError::input(format!(
+            "--profile {id}: no lock of run {id} was contended, so it has no pattern to measure; \
+             state the workload with --threads, --cs-ns and --delay-ns"
+        ))),
+    }
+}
+
+/// The candidates of `--locks`, or [`DEFAULT_LOCKS`].
+fn candidates(list: Option<&str>) -> Result<Vec<&'static Entry>> {
+    match list {
+        Some(l) => crate::studies::locks::parse_list(l),
+        None => Ok(DEFAULT_LOCKS
+            .iter()
+            .filter_map(|n| crate::studies::locks::find(n).ok())
+            .collect()),
+    }
+}
+
+/// `locklab advise`: measures, stores and prints the advice; returns the
+/// exit code.
+pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
+    let locks = candidates(a.locks.as_deref())?;
+    let (threads, cs_ns, delay_ns, source) = match a.profile {
+        Some(run) => {
+            let (t, cs, d, src) = from_profile(&cli.db, run)?;
+            (
+                a.threads.unwrap_or(t),
+                a.cs_ns.unwrap_or(cs),
+                a.delay_ns.unwrap_or(d),
+                src,
+            )
+        }
+        None => (
+            a.threads.unwrap_or(crate::machine::cpus().max(1) as u32),
+            a.cs_ns.unwrap_or(DEFAULT_CS_NS),
+            a.delay_ns.unwrap_or(DEFAULT_DELAY_NS),
+            "stated".to_string(),
+        ),
+    };
+    let w = Workload {
+        threads,
+        cs_ns,
+        delay_ns,
+        read_pct: a.read_pct,
+        vm: a.vm,
+        cores_model: a.cores_model,
+        source,
+    };
+    // The simulation needs nothing measured: it runs first, and its answer
+    // is kept with the run's parameters.
+    let sim = if a.vm {
+        Some(
+            sim::run(threads, cs_ns, delay_ns)
+                .map_err(|e| LabError::failed(format!("advise --vm: the simulator: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let plan = SpinPlan {
+        bench: BENCH,
+        locks,
+        threads: vec![threads],
+        reps: a.reps,
+        cfg: SpinConfig {
+            cs_ns,
+            cs_lines: 1,
+            delay_ns,
+            delay_dist: DelayDist::Exp,
+            secs: a.secs,
+            pin: false,
+            stall_every: 0,
+            stall_ns: 0,
+        },
+    };
+    let params = json!({
+        "workload": w,
+        "locks": registry::names_of(&plan.locks),
+        "reps": plan.reps,
+        "secs": a.secs,
+        "sim": sim,
+    });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, BENCH, params, &progress, |sink| {
+        crate::studies::spin::run(&plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
+/// The measured table: per lock, median throughput (min–max), its ratio
+/// to the fastest, CPU per acquisition, fairness and the 99th percentile
+/// acquire latency.
+fn table(out: &mut String, points: &[&Point]) {
+    let best = points
+        .iter()
+        .map(|p| p.stat(|r| r.throughput_ops_s).0)
+        .fold(f64::NAN, f64::max);
+    let lw = points
+        .iter()
+        .map(|p| p.lock.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        out,
+        "  {:<lw$}  {:>11}  {:>23}  {:>8}  {:>10}  {:>6}  {:>9}",
+        "LOCK", "THROUGHPUT", "MIN–MAX", "VS BEST", "CPU/ACQ", "JAIN", "P99 WAIT"
+    );
+    let mut sorted: Vec<&&Point> = points.iter().collect();
+    sorted.sort_by(|a, b| {
+        b.stat(|r| r.throughput_ops_s)
+            .0
+            .total_cmp(&a.stat(|r| r.throughput_ops_s).0)
+    });
+    for p in sorted {
+        let (x, lo, hi) = p.stat(|r| r.throughput_ops_s);
+        let _ = writeln!(
+            out,
+            "  {:<lw$}  {:>11}  {:>23}  {:>8}  {:>10}  {:>6}  {:>9}",
+            p.lock,
+            rate(x),
+            format!("{} – {}", rate(lo), rate(hi)),
+            format!("{:.2}", x / best),
+            fmt_ns(p.stat(cpu_ns_per_op).0),
+            format!("{:.3}", p.stat(|r| r.jain).0),
+            fmt_ns(p.stat(|r| r.p99_ns as f64).0),
+        );
+    }
+}
+
+/// The advice as verdict lines: the recommendation, the runner-up, each
+/// piece of evidence under its kind, the notes.
+fn lines(a: &Advice) -> Vec<Line> {
+    let mut v = vec![
+        Line {
+            group: String::new(),
+            question: "recommended".into(),
+            answer: a.lock.clone(),
+            evidence: a.why.clone(),
+            json: json!({ "lock": a.lock }),
+        },
+        Line {
+            group: String::new(),
+            question: "runner-up".into(),
+            answer: a.runner_up.clone().unwrap_or_else(|| "–".into()),
+            evidence: "the next fastest measured".into(),
+            json: json!({ "lock": a.runner_up }),
+        },
+    ];
+    for e in &a.evidence {
+        v.push(Line {
+            group: String::new(),
+            question: e.topic.clone(),
+            answer: e.kind.name().into(),
+            evidence: e.claim.clone(),
+            json: e.data.clone(),
+        });
+    }
+    for n in &a.notes {
+        v.push(Line {
+            group: String::new(),
+            question: "note".into(),
+            answer: String::new(),
+            evidence: n.clone(),
+            json: Value::Null,
+        });
+    }
+    v
+}
+
+/// The study's report: the measured table, and the advice as its verdict.
+pub struct Advise;
+
+impl Study for Advise {
+    fn name(&self) -> &'static str {
+        BENCH
+    }
+
+    fn text(&self, out: &mut String, meta: &RunMeta, points: &[&Point], _all: &[Point]) {
+        let title = decide::workload_of(meta)
+            .map(|w| w.title(meta.machine.cores))
+            .unwrap_or_default();
+        let reps = points.first().map_or(0, |p| p.reps.len());
+        let _ = writeln!(
+            out,
+            "\nadvise: {title}; measured on this machine, {reps} interleaved repetitions per lock"
+        );
+        table(out, points);
+    }
+
+    fn verdict(&self, meta: &RunMeta, points: &[&Point], _all: &[Point]) -> Vec<Section> {
+        match decide(meta, points) {
+            Some(a) => vec![Section {
+                study: BENCH.into(),
+                title: a.workload.title(meta.machine.cores),
+                lines: lines(&a),
+            }],
+            None => Vec::new(),
+        }
+    }
+
+    fn own_json(&self, meta: &RunMeta, points: &[Point]) -> Option<Value> {
+        if meta.kind != BENCH {
+            return None;
+        }
+        let mine: Vec<&Point> = points.iter().filter(|p| p.bench == BENCH).collect();
+        let advice = decide(meta, &mine);
+        let sections = self.verdict(meta, &mine, points);
+        Some(json!({
+            "run": crate::report::run_meta_json(meta),
+            "workload": meta.params.get("workload"),
+            "points": mine.iter().map(|p| json!({
+                "lock": p.lock,
+                "threads": p.threads,
+                "params": p.params,
+                "reps": p.reps.len(),
+                "throughput_ops_s": p.stat(|r| r.throughput_ops_s).0,
+                "cpu_ns_per_op": p.stat(cpu_ns_per_op).0,
+                "jain": p.stat(|r| r.jain).0,
+                "p99_ns": p.stat(|r| r.p99_ns as f64).0,
+                "repetitions": p.reps,
+            })).collect::<Vec<_>>(),
+            "recommendation": advice.map(|a| a.json()),
+            "verdict": crate::verdict::json(&sections),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::RunRef;
+    use crate::results::{Machine, Rep};
+
+    fn meta(kind: &str) -> RunMeta {
+        RunMeta {
+            id: None,
+            kind: kind.into(),
+            command: String::new(),
+            params: json!({}),
+            machine: Machine::default(),
+            started: String::new(),
+            finished: None,
+            complete: false,
+        }
+    }
+
+    fn object(name: &str, c: &Counts) -> Point {
+        let mut r = Rep::one_thread(0, 1.0, 1.0, 1);
+        r.set_metrics(c);
+        Point {
+            bench: crate::studies::profile::BENCH.into(),
+            lock: "pthread".into(),
+            threads: c.threads,
+            params: json!({ "object": name, "process": { "elapsed_ns": 1e9 } }),
+            reps: vec![r],
+        }
+    }
+
+    /// Known answer: of two lock objects, the contended one's pattern
+    /// (`spin_workload` of its counts) is the workload; a run of another
+    /// kind is refused as input.
+    #[test]
+    fn a_profile_gives_its_most_waited_on_locks_pattern() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("p.db");
+        let mut store = Store::open(&db).unwrap();
+        let id = store.begin_run(&meta("profile")).unwrap();
+        let calm = Counts {
+            acquisitions: 100,
+            threads: 1,
+            hold_total_ns: 1000,
+            last_ns: 1_000_000,
+            ..Counts::default()
+        };
+        let busy = Counts {
+            acquisitions: 1000,
+            contended: 400,
+            wait_total_ns: 400_000,
+            hold_total_ns: 500_000,
+            threads: 4,
+            first_ns: 0,
+            last_ns: 2_000_000,
+            ..Counts::default()
+        };
+        store.add_point(id, &object("calm", &calm)).unwrap();
+        store.add_point(id, &object("busy", &busy)).unwrap();
+        let (t, cs, d, src) = from_profile(&db, RunRef::Id(id)).unwrap();
+        assert_eq!(Some((t, cs, d)), spin_workload(&busy));
+        assert_eq!((t, cs), (4, 500));
+        assert!(src.contains("busy"), "{src}");
+        let other = store.begin_run(&meta("bench spin")).unwrap();
+        let e = from_profile(&db, RunRef::Id(other)).unwrap_err();
+        assert!(e.to_string().contains("not a `locklab profile` run"), "{e}");
+    }
+}

@@ -1,0 +1,175 @@
+//! `locklab advise`: on a stated small workload it names a lock that
+//! `locklab locks` lists, with evidence marked measured (and, with
+//! `--cores-model`, a line labelled as the model's prediction; with `--vm`,
+//! one labelled simulated); `--json` has the recommendation; the stored run
+//! shows the same advice; bad input is one line and exit 2. Relations
+//! only, never timings.
+
+mod common;
+
+use common::{assert_bad_input, locklab, stderr, stdout, tmp};
+use serde_json::Value;
+
+/// The small workload every test measures: two locks, short repetitions.
+const SMALL: [&str; 12] = [
+    "advise",
+    "--threads",
+    "2",
+    "--cs-ns",
+    "100",
+    "--delay-ns",
+    "200",
+    "--secs",
+    "0.02",
+    "--reps",
+    "2",
+    "--locks",
+];
+
+fn args<'a>(locks: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = SMALL.to_vec();
+    v.push(locks);
+    v.extend_from_slice(more);
+    v
+}
+
+/// The names `locklab locks` lists (the first column of its rows).
+fn listed_locks(db: &std::path::Path) -> Vec<String> {
+    let o = locklab(db, &["locks"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The verdict's line for `question`, if printed.
+fn verdict_line<'a>(text: &'a str, question: &str) -> Option<&'a str> {
+    text.lines().find(|l| l.trim_start().starts_with(question))
+}
+
+#[test]
+fn a_stated_workload_names_a_listed_lock_with_measured_evidence() {
+    let (_d, db) = tmp();
+    let o = locklab(&db, &args("ticket,mutex,pthread", &["--cores-model", "16"]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let rec = verdict_line(&text, "recommended").expect("a recommended line");
+    let lock = rec
+        .split_whitespace()
+        .nth(1)
+        .expect("a lock after `recommended`");
+    assert!(
+        listed_locks(&db).iter().any(|l| l == lock),
+        "{lock} not listed"
+    );
+    assert!(
+        ["ticket", "mutex", "pthread"].contains(&lock),
+        "{lock}: not a candidate"
+    );
+    let runner = verdict_line(&text, "runner-up").expect("a runner-up line");
+    assert!(
+        !runner.contains(&format!(" {lock} ")),
+        "runner-up is the recommendation: {runner}"
+    );
+    let tput = verdict_line(&text, "throughput").expect("a throughput line");
+    assert!(tput.contains("measured"), "{tput}");
+    assert!(tput.contains('×'), "no ratio: {tput}");
+    assert!(verdict_line(&text, "CPU per acquisition").is_some_and(|l| l.contains("measured")));
+    // --cores-model: labelled a model's prediction, never measured.
+    let model = verdict_line(&text, "at 16 cores").expect("a model line");
+    assert!(model.contains("model prediction (assumes"), "{model}");
+    // Its kind column says model (the claim may mention what was measured).
+    assert_eq!(model.split_whitespace().nth(3), Some("model"), "{model}");
+    // Every candidate has a row in the measured table.
+    for l in ["ticket", "mutex", "pthread"] {
+        assert!(
+            text.lines()
+                .any(|t| t.trim_start().starts_with(&format!("{l} "))),
+            "{l}: no row"
+        );
+    }
+    // The stored run shows the same recommendation.
+    let s = locklab(&db, &["show", "last"]);
+    assert!(s.status.success(), "{}", stderr(&s));
+    let shown = stdout(&s);
+    assert_eq!(
+        verdict_line(&shown, "recommended").and_then(|l| l.split_whitespace().nth(1)),
+        Some(lock)
+    );
+}
+
+#[test]
+fn json_has_the_recommendation_and_its_evidence_kinds() {
+    let (_d, db) = tmp();
+    let mut a = vec!["--json"];
+    a.extend(args(
+        "ttas,futex3",
+        &["--vm", "--cores-model", "8", "--read-pct", "90"],
+    ));
+    let o = locklab(&db, &a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    let r = &v["recommendation"];
+    let lock = r["lock"].as_str().expect("recommendation.lock");
+    let runner = r["runner_up"].as_str().expect("recommendation.runner_up");
+    assert!(["ttas", "futex3"].contains(&lock) && ["ttas", "futex3"].contains(&runner));
+    assert_ne!(lock, runner);
+    let kinds: Vec<&str> = r["evidence"]
+        .as_array()
+        .expect("evidence list")
+        .iter()
+        .map(|e| e["kind"].as_str().expect("a kind"))
+        .collect();
+    assert!(
+        kinds
+            .iter()
+            .all(|k| ["measured", "model", "simulated"].contains(k)),
+        "{kinds:?}"
+    );
+    for k in ["measured", "model", "simulated"] {
+        assert!(kinds.contains(&k), "no {k} evidence: {kinds:?}");
+    }
+    assert_eq!(v["workload"]["threads"], 2);
+    assert_eq!(v["points"].as_array().map(Vec::len), Some(2));
+    // The read fraction is a note, not a claim about reader-writer locks.
+    let notes = r["notes"].as_array().expect("notes");
+    assert!(notes
+        .iter()
+        .any(|n| n.as_str().unwrap_or("").contains("bench hash")));
+    // The simulated evidence says it is simulated.
+    let sim = r["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "simulated")
+        .unwrap();
+    assert!(sim["claim"].as_str().unwrap().starts_with("simulated"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let (_d, db) = tmp();
+    assert_bad_input(&locklab(&db, &["advise", "--read-pct", "101"]), "101");
+    assert_bad_input(&locklab(&db, &["advise", "--threads", "0"]), "0");
+    assert_bad_input(&locklab(&db, &["advise", "--cores-model", "0"]), "'0'");
+    assert_bad_input(&locklab(&db, &["advise", "--locks", "nosuch"]), "'nosuch'");
+    assert_bad_input(
+        &locklab(&db, &["advise", "--locks", "rw-fair"]),
+        "reader-writer",
+    );
+    assert_bad_input(&locklab(&db, &["advise", "--secs", "0"]), "'0'");
+    // No database yet: nothing to take a profile from.
+    assert_bad_input(
+        &locklab(&db, &["advise", "--profile", "last"]),
+        "no such database",
+    );
+    // A stored run that is not a profile.
+    let o = locklab(&db, &args("tas", &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_bad_input(
+        &locklab(&db, &["advise", "--profile", "last"]),
+        "not a `locklab profile` run",
+    );
+}
