@@ -70,6 +70,11 @@ pub enum Cmd {
         /// Output format (`--json` is `--format json`).
         #[arg(long, value_enum)]
         format: Option<Format>,
+        /// Changes smaller than this (in %) are within noise, not marked,
+        /// even when the interval excludes 1: runs minutes apart drift by a
+        /// few % that the repetitions of one run do not see.
+        #[arg(long, default_value_t = 5, value_parser = parse_pct)]
+        noise: u32,
     },
     /// Name a stored run as a baseline to compare later runs with, list the
     /// baselines, or delete one.

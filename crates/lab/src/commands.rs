@@ -34,7 +34,12 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             }
             Ok(0)
         }
-        Cmd::Compare { a, b, format } => crate::compare::command(&cli, a, b, *format),
+        Cmd::Compare {
+            a,
+            b,
+            format,
+            noise,
+        } => crate::compare::command(&cli, a, b, *format, *noise),
         Cmd::Baseline { action } => crate::compare::baseline(&cli, action),
         Cmd::Report { runs, out } => crate::html::command(&cli, runs, out),
         Cmd::Show { run, format, reps } => crate::compare::show(&cli, *run, *format, *reps),

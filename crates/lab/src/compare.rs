@@ -7,8 +7,11 @@
 //! geometric means over their repetitions, with a 95 % bootstrap interval
 //! ([`crate::stats::unpaired_ratio`]: the runs were measured at different
 //! times, so nothing pairs their repetitions); the change is significant
-//! when the interval excludes 1. A baseline is a name for a stored run, so
-//! that `compare main last` compares the newest run with it.
+//! when the interval excludes 1 and the ratio is beyond the noise
+//! threshold (`--noise`, 5 % unless told): two runs of the same code
+//! minutes apart differ by a few % that neither run's repetitions see
+//! (the README gives this machine's). A baseline is a name for a stored
+//! run, so that `compare main last` compares the newest run with it.
 
 use std::fmt::Write as _;
 
@@ -120,20 +123,31 @@ pub enum Change {
     Slower,
     /// The interval holds 1.
     Unchanged,
+    /// The interval excludes 1, but the change is smaller than the noise
+    /// threshold.
+    WithinNoise,
     /// No interval: fewer than two usable repetitions on a side.
     Unknown,
 }
 
 impl Change {
-    fn of(r: &Ratio) -> Change {
+    /// The change `r` shows, with changes under `noise` (a fraction)
+    /// counted as none.
+    pub fn of(r: &Ratio, noise: f64) -> Change {
         if !r.spread_known() {
             return Change::Unknown;
         }
         match r.separated() {
-            Some(std::cmp::Ordering::Greater) => Change::Faster,
-            Some(_) => Change::Slower,
+            Some(std::cmp::Ordering::Greater) if r.ratio > 1.0 + noise => Change::Faster,
+            Some(std::cmp::Ordering::Less) if r.ratio < 1.0 / (1.0 + noise) => Change::Slower,
+            Some(_) => Change::WithinNoise,
             None => Change::Unchanged,
         }
+    }
+
+    /// Whether it is a change: faster or slower.
+    pub fn significant(self) -> bool {
+        matches!(self, Change::Faster | Change::Slower)
     }
 
     /// The word the outputs use.
@@ -142,6 +156,7 @@ impl Change {
             Change::Faster => "faster",
             Change::Slower => "slower",
             Change::Unchanged => "unchanged",
+            Change::WithinNoise => "within noise",
             Change::Unknown => "unknown",
         }
     }
@@ -175,7 +190,7 @@ pub struct Summary {
     pub faster: usize,
     /// Points slower in B.
     pub slower: usize,
-    /// Points whose interval holds 1.
+    /// Points whose interval holds 1 or whose change is within noise.
     pub unchanged: usize,
     /// Points without an interval.
     pub unknown: usize,
@@ -194,6 +209,8 @@ pub struct Comparison<'a> {
     pub only_b: usize,
     /// Per study, in the order the studies first come in A.
     pub summary: Vec<Summary>,
+    /// The noise threshold, a fraction (0.05 for 5 %).
+    pub noise: f64,
 }
 
 fn throughputs(p: &Point) -> Vec<f64> {
@@ -205,7 +222,8 @@ fn same_point(x: &Point, y: &Point) -> bool {
 }
 
 /// Compares the points of two runs.
-pub fn compare<'a>(a: &'a [Point], b: &'a [Point]) -> Comparison<'a> {
+/// `noise` is the threshold under which a change is none (a fraction).
+pub fn compare<'a>(a: &'a [Point], b: &'a [Point], noise: f64) -> Comparison<'a> {
     let mut rows = Vec::new();
     let mut used = vec![false; b.len()];
     let mut only_a = 0;
@@ -232,7 +250,7 @@ pub fn compare<'a>(a: &'a [Point], b: &'a [Point]) -> Comparison<'a> {
             b: pb,
             a_value: geomean(&positive(&xa)),
             b_value: geomean(&positive(&xb)),
-            change: Change::of(&ratio),
+            change: Change::of(&ratio, noise),
             ratio,
         });
     }
@@ -252,7 +270,7 @@ pub fn compare<'a>(a: &'a [Point], b: &'a [Point]) -> Comparison<'a> {
                 points: of.len(),
                 faster: count(Change::Faster),
                 slower: count(Change::Slower),
-                unchanged: count(Change::Unchanged),
+                unchanged: count(Change::Unchanged) + count(Change::WithinNoise),
                 unknown: count(Change::Unknown),
                 geomean: geomean(&ratios),
             });
@@ -263,6 +281,7 @@ pub fn compare<'a>(a: &'a [Point], b: &'a [Point]) -> Comparison<'a> {
         only_a,
         only_b,
         summary,
+        noise,
     }
 }
 
@@ -334,6 +353,12 @@ fn columns(out: &mut String, rows: &[Vec<String>], right: &[bool]) {
     }
 }
 
+/// A fraction as a percentage without trailing zeros.
+fn pct(x: f64) -> String {
+    let s = format!("{:.2}", x * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn run_line(meta: &RunMeta) -> String {
     format!("{}, started {}", meta.kind, meta.started)
 }
@@ -350,7 +375,9 @@ pub fn text(a: (&Named, &RunMeta), b: (&Named, &RunMeta), c: &Comparison) -> Str
     let _ = writeln!(
         out,
         "B/A of throughput (ops/s, geometric mean over the repetitions; higher is better), \
-         with its 95 % interval; * where the interval excludes 1"
+         with its 95 % interval; * where the interval excludes 1 and the change exceeds the \
+         noise threshold of {} % (--noise)",
+        pct(c.noise)
     );
     if c.rows.is_empty() {
         let _ = writeln!(out, "\nno point is in both runs");
@@ -405,12 +432,7 @@ pub fn text(a: (&Named, &RunMeta), b: (&Named, &RunMeta), c: &Comparison) -> Str
                 report::sig(r.b_value / unit.0),
                 format!("{}×", sig3(r.ratio.ratio)),
                 interval,
-                if r.ratio.separated().is_some() {
-                    "*"
-                } else {
-                    ""
-                }
-                .to_string(),
+                if r.change.significant() { "*" } else { "" }.to_string(),
                 r.change.word().to_string(),
             ]);
             table.push(cells);
@@ -488,7 +510,7 @@ pub fn json(a: (&Named, &RunMeta), b: (&Named, &RunMeta), c: &Comparison) -> Val
                 "ratio": num(r.ratio.ratio),
                 "lo": num(r.ratio.lo),
                 "hi": num(r.ratio.hi),
-                "significant": r.ratio.separated().is_some(),
+                "significant": r.change.significant(),
                 "change": r.change.word(),
             })
         })
@@ -517,6 +539,7 @@ pub fn json(a: (&Named, &RunMeta), b: (&Named, &RunMeta), c: &Comparison) -> Val
             "better": "higher",
             "a_b": "geometric mean over the repetitions",
             "interval": crate::stats::LEVEL,
+            "noise_pct": c.noise * 100.0,
         },
         "points": points,
         "summary": summary,
@@ -577,13 +600,8 @@ pub fn table(c: &Comparison, numbers: Numbers) -> Table {
                 of(r.ratio.lo),
                 of(r.ratio.hi),
                 match numbers {
-                    Numbers::Full => r.ratio.separated().is_some().to_string(),
-                    Numbers::Short => if r.ratio.separated().is_some() {
-                        "yes"
-                    } else {
-                        "no"
-                    }
-                    .to_string(),
+                    Numbers::Full => r.change.significant().to_string(),
+                    Numbers::Short => if r.change.significant() { "yes" } else { "no" }.to_string(),
                 },
                 r.change.word().to_string(),
             ]);
@@ -594,13 +612,13 @@ pub fn table(c: &Comparison, numbers: Numbers) -> Table {
 }
 
 /// `locklab compare A B`.
-pub fn command(cli: &Cli, a: &str, b: &str, format: Option<Format>) -> Result<i32> {
+pub fn command(cli: &Cli, a: &str, b: &str, format: Option<Format>, noise_pct: u32) -> Result<i32> {
     let format = cli.format(format).map_err(LabError::input)?;
     let store = Store::open_read_only(&cli.db)?;
     let (na, nb) = (resolve_named(&store, a)?, resolve_named(&store, b)?);
     let (ma, pa) = store.load(na.id)?;
     let (mb, pb) = store.load(nb.id)?;
-    let c = compare(&pa, &pb);
+    let c = compare(&pa, &pb, f64::from(noise_pct) / 100.0);
     let (sa, sb) = ((&na, &ma), (&nb, &mb));
     match format {
         Format::Text => crate::out::print(&text(sa, sb, &c))?,
@@ -612,9 +630,11 @@ pub fn command(cli: &Cli, a: &str, b: &str, format: Option<Format>) -> Result<i3
         Format::Markdown => {
             let t = table(&c, Numbers::Short);
             let mut md = format!(
-                "B/A of throughput (ops/s, higher is better): A = {}, B = {}\n\n",
+                "B/A of throughput (ops/s, higher is better): A = {}, B = {}; significant: the \
+                 95 % interval excludes 1 and the change exceeds {} %\n\n",
                 na.label(),
-                nb.label()
+                nb.label(),
+                pct(c.noise)
             );
             if let Some(w) = machine_warning(&ma, &mb) {
                 md = format!("**{w}**\n\n{md}");
@@ -820,7 +840,7 @@ mod tests {
             point("clh", 1, &base),
             point("ticket", 1, &[100.0]),
         ];
-        let c = compare(&a, &b);
+        let c = compare(&a, &b, 0.05);
         assert_eq!(c.rows.len(), 3);
         assert_eq!((c.only_a, c.only_b), (0, 1));
         assert_eq!(c.rows[0].change, Change::Faster);
@@ -833,6 +853,26 @@ mod tests {
             (3, 1, 0, 1, 1)
         );
         assert!(s.geomean > 1.0);
+    }
+
+    /// A steady 3 % change: outside its interval, yet within a 5 % noise
+    /// threshold (not marked); marked with the threshold at 0 or 2 %.
+    #[test]
+    fn a_small_steady_change_is_within_noise_unless_the_threshold_is_lower() {
+        let base = [100.0, 100.5, 99.5, 100.2, 99.8];
+        let up: Vec<f64> = base.iter().map(|x| x * 1.03).collect();
+        let (a, b) = ([point("tas", 1, &base)], [point("tas", 1, &up)]);
+        let c = compare(&a, &b, 0.05);
+        assert!(c.rows[0].ratio.separated().is_some());
+        assert_eq!(c.rows[0].change, Change::WithinNoise);
+        assert!(!c.rows[0].change.significant());
+        assert_eq!(c.summary[0].unchanged, 1);
+        for noise in [0.0, 0.02] {
+            assert_eq!(compare(&a, &b, noise).rows[0].change, Change::Faster);
+        }
+        let down = [point("tas", 1, &base)];
+        assert_eq!(compare(&b, &down, 0.02).rows[0].change, Change::Slower);
+        assert_eq!(compare(&b, &down, 0.05).rows[0].change, Change::WithinNoise);
     }
 
     #[test]
@@ -856,7 +896,7 @@ mod tests {
             id: 1,
             baseline: None,
         };
-        let c = compare(&a, &a);
+        let c = compare(&a, &a, 0.05);
         let t = text((&n, &meta), (&n, &meta), &c);
         let lines: Vec<&str> = t
             .lines()

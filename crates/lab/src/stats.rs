@@ -132,7 +132,7 @@ pub fn sig3(x: f64) -> String {
         format!("{x:.1}")
     } else if a >= 1.0 {
         format!("{x:.2}")
-    } else if a >= 1e-6 {
+    } else if a >= 1e-3 {
         // Three significant figures however small: a collapse to a
         // ten-thousandth is not "0.000".
         let decimals = (2 - a.log10().floor() as i32).max(3) as usize;
@@ -280,7 +280,8 @@ mod tests {
         assert_eq!(sig3(1.234), "1.23");
         assert_eq!(sig3(0.5), "0.500");
         assert_eq!(sig3(0.0123), "0.0123");
-        assert_eq!(sig3(0.000123), "0.000123");
+        assert_eq!(sig3(0.00123), "0.00123");
+        assert_eq!(sig3(0.000123), "1.23e-4");
         assert_eq!(sig3(0.0), "0");
         assert_eq!(sig3(1.5e-9), "1.50e-9");
         assert_eq!(sig3(f64::NAN), "–");

@@ -117,7 +117,9 @@ pub struct Entrant {
 pub struct Pick {
     /// The best by the geometric mean of its repetitions.
     pub winner: String,
-    /// The next best, if there was another.
+    /// The next best, if there was another; in a tie, the best of those
+    /// the repetitions do not separate from the winner (it may be behind
+    /// one that they do separate, whose spread is narrower).
     pub runner_up: Option<String>,
     /// The winner's advantage over the runner-up, oriented so that > 1
     /// means better (for lower-is-better values, runner-up / winner).
@@ -210,14 +212,19 @@ pub fn pick(entrants: &[Entrant], lower_better: bool) -> Option<Pick> {
             r
         }
     };
-    let runner_up = scored.get(1).map(|(e, _)| *e);
-    let margin = runner_up.map(margin_over);
     let mut tied = vec![best.name.clone()];
+    let mut first_tied: Option<&Entrant> = None;
     for (e, _) in scored.iter().skip(1) {
         if !decisive(&margin_over(e)) {
             tied.push(e.name.clone());
+            first_tied.get_or_insert(e);
         }
     }
+    // The runner-up is the next best, unless the next best is told apart
+    // and one further down is not (a wider spread): then that one, so that
+    // a tie's evidence shows the interval that makes it a tie.
+    let runner_up = first_tied.or_else(|| scored.get(1).map(|(e, _)| *e));
+    let margin = runner_up.map(margin_over);
     Some(Pick {
         winner: best.name.clone(),
         runner_up: runner_up.map(|e| e.name.clone()),
@@ -420,6 +427,37 @@ mod tests {
         assert!(p.answer().starts_with("tie: "));
         assert!(!p.tied.contains(&"c".to_string()));
         assert!(p.evidence("over").contains("over "));
+    }
+
+    /// The next best is steadily behind, a third is behind on average but
+    /// too noisy to tell apart: the tie's evidence cites the third, whose
+    /// interval holds 1, not the second, whose does not.
+    #[test]
+    fn a_tie_cites_the_contender_it_cannot_separate() {
+        let p = pick(
+            &[
+                e("a", &[100.0, 101.0, 100.0, 102.0]),
+                e("b", &[95.0, 96.0, 95.0, 97.0]),
+                e("c", &[60.0, 130.0, 70.0, 120.0]),
+            ],
+            false,
+        )
+        .unwrap();
+        assert_eq!(p.tied, vec!["a".to_string(), "c".to_string()]);
+        assert_eq!(p.runner_up.as_deref(), Some("c"));
+        let m = p.margin.unwrap();
+        assert!(m.lo <= 1.0 && m.hi >= 1.0, "{m:?}");
+        // A clear win still cites the next best.
+        let p = pick(
+            &[
+                e("a", &[100.0, 101.0]),
+                e("b", &[50.0, 51.0]),
+                e("c", &[10.0, 11.0]),
+            ],
+            false,
+        )
+        .unwrap();
+        assert_eq!(p.runner_up.as_deref(), Some("b"));
     }
 
     #[test]

@@ -133,11 +133,41 @@ fn json_has_the_recommendation_and_its_evidence_kinds() {
     }
     assert_eq!(v["workload"]["threads"], 2);
     assert_eq!(v["points"].as_array().map(Vec::len), Some(2));
-    // The read fraction is a note, not a claim about reader-writer locks.
-    let notes = r["notes"].as_array().expect("notes");
-    assert!(notes
+    // The read fraction is measured: the read-mostly mechanisms over one
+    // table at 10 % updates, each a point, the best named with measured
+    // evidence.
+    let mostly: Vec<&str> = v["read_mostly_points"]
+        .as_array()
+        .expect("read_mostly_points")
         .iter()
-        .any(|n| n.as_str().unwrap_or("").contains("bench hash")));
+        .map(|p| p["strategy"].as_str().expect("a strategy"))
+        .collect();
+    let expected = [
+        "global-spin",
+        "global-rw(rw-fair)",
+        "brlock",
+        "seqlock",
+        "rcu",
+    ];
+    assert_eq!(mostly, expected, "{}", v["read_mostly_points"]);
+    let best = r["read_mostly"]
+        .as_str()
+        .expect("recommendation.read_mostly");
+    assert!(
+        expected.iter().any(|s| best.contains(s)),
+        "{best}: not a measured mechanism"
+    );
+    let line = r["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["topic"] == "read-mostly")
+        .expect("read-mostly evidence");
+    assert_eq!(line["kind"], "measured");
+    assert!(
+        line["claim"].as_str().unwrap().contains("10 % updates"),
+        "{line}"
+    );
     // The simulated evidence says it is simulated.
     let sim = r["evidence"]
         .as_array()

@@ -22,8 +22,10 @@ pub struct AdviseArgs {
     /// Mean delay between one thread's acquisitions, ns (default 1000).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_ns)]
     pub delay_ns: Option<u64>,
-    /// Percentage of acquisitions that only read (0 to 100); above 0 the
-    /// advice says which reader-writer measurement would settle it.
+    /// Percentage of acquisitions that only read (0 to 100); above 0 advise
+    /// also measures the read-mostly mechanisms (one exclusive lock, a
+    /// reader-writer lock, brlock, seqlock, RCU) over one hash table at
+    /// that read fraction.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_pct, default_value = "0")]
     pub read_pct: u32,
     /// The program runs in a VM: also simulate lock-holder preemption

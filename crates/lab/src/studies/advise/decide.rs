@@ -108,6 +108,9 @@ pub struct Advice {
     pub runner_up: Option<String>,
     /// Why this one: a clear win, or how a tie was broken.
     pub why: String,
+    /// The read-mostly mechanism measured best at the workload's read
+    /// fraction (a strategy of `bench hash`), when it was measured.
+    pub read_mostly: Option<String>,
     /// The evidence, measured first.
     pub evidence: Vec<Evidence>,
     /// What the run did not measure but the workload raises.
@@ -121,6 +124,7 @@ impl Advice {
             "lock": self.lock,
             "runner_up": self.runner_up,
             "why": self.why,
+            "read_mostly": self.read_mostly,
             "evidence": self.evidence.iter().map(|e| json!({
                 "kind": e.kind.name(),
                 "topic": e.topic,
@@ -234,7 +238,10 @@ fn model_at(x: f64, n: u32, z: f64, cores: u32) -> Option<(f64, f64)> {
 }
 
 /// The advice of a run's `advise` points; `None` without a usable point.
-pub fn decide(meta: &RunMeta, points: &[&Point]) -> Option<Advice> {
+///
+/// `mostly` are the run's read-mostly points (`bench hash` at the
+/// workload's update fraction, measured when `--read-pct` is above 0).
+pub fn decide(meta: &RunMeta, points: &[&Point], mostly: &[&Point]) -> Option<Advice> {
     let w = workload_of(meta)?;
     let cores = meta.machine.cores.max(1);
     let sleepy = w.vm || w.threads as usize > cores;
@@ -378,7 +385,7 @@ pub fn decide(meta: &RunMeta, points: &[&Point]) -> Option<Advice> {
             kind: Kind::Measured,
             topic: "CPU per acquisition".into(),
             claim: format!(
-                "least: {} at {} per acquisition{}; {lock} {}",
+                "least: {} at {} per acquisition{}{}",
                 c.answer(),
                 fmt_ns(median(point(&c.winner)?, cpu_ns_per_op)),
                 match (&c.runner_up, &c.margin) {
@@ -393,7 +400,11 @@ pub fn decide(meta: &RunMeta, points: &[&Point]) -> Option<Advice> {
                     ),
                     _ => String::new(),
                 },
-                fmt_ns(median(rec, cpu_ns_per_op))
+                if c.winner == lock {
+                    String::new()
+                } else {
+                    format!("; {lock} {}", fmt_ns(median(rec, cpu_ns_per_op)))
+                }
             ),
             data: c.json(),
         });
@@ -489,7 +500,15 @@ pub fn decide(meta: &RunMeta, points: &[&Point]) -> Option<Advice> {
         notes.push("the VM simulation is missing from this run".into());
     }
 
-    if w.read_pct > 0 {
+    let read_mostly = if w.read_pct > 0 && !mostly.is_empty() {
+        read_mostly(&w, mostly).map(|(choice, e)| {
+            evidence.push(e);
+            choice
+        })
+    } else {
+        None
+    };
+    if w.read_pct > 0 && mostly.is_empty() {
         notes.push(format!(
             "{} % of acquisitions only read: advise measures mutexes; reader-writer locks under \
              this mix are measured by `locklab bench hash --update-pct {} --strategies \
@@ -506,9 +525,69 @@ pub fn decide(meta: &RunMeta, points: &[&Point]) -> Option<Advice> {
         lock,
         runner_up,
         why,
+        read_mostly,
         evidence,
         notes,
     })
+}
+
+/// The exclusive lock of the read-mostly measurement: every reader and
+/// writer takes one spin lock over the whole table, what a program without
+/// a read-mostly mechanism has.
+pub const EXCLUSIVE: &str = "global-spin";
+
+/// The read-mostly answer from the hash-table points at the workload's
+/// update fraction: the best mechanism by paired repetitions, its margin
+/// over the runner-up and over one exclusive lock ([`EXCLUSIVE`]).
+fn read_mostly(w: &Workload, mostly: &[&Point]) -> Option<(String, Evidence)> {
+    let entrants: Vec<Entrant> = mostly
+        .iter()
+        .filter(|p| !p.reps.is_empty())
+        .map(|p| Entrant {
+            name: p.lock.clone(),
+            values: values(p, |r| r.throughput_ops_s),
+        })
+        .collect();
+    let best = pick(&entrants, false)?;
+    let excl = mostly.iter().find(|p| p.lock == EXCLUSIVE);
+    let win = mostly.iter().find(|p| p.lock == best.winner)?;
+    let versus = match excl {
+        Some(x) if x.lock != best.winner => {
+            let r = paired_ratio(
+                &values(x, |r| r.throughput_ops_s),
+                &values(win, |r| r.throughput_ops_s),
+            );
+            format!("; {} over one exclusive lock ({EXCLUSIVE})", r.text())
+        }
+        _ => String::new(),
+    };
+    let shape = mostly[0]
+        .params
+        .get("keys")
+        .and_then(Value::as_u64)
+        .map_or_else(String::new, |k| format!(" of {k} keys"));
+    let claim = format!(
+        "lookups and updates of a hash table{shape} at {} % updates, {} threads: {}: {}{versus}",
+        100 - w.read_pct,
+        mostly[0].threads,
+        best.answer(),
+        best.evidence("over"),
+    );
+    let data = json!({ "pick": best.json(), "strategies": mostly.iter().map(|p| &p.lock).collect::<Vec<_>>() });
+    let choice = if best.tied.len() > 1 {
+        best.answer()
+    } else {
+        best.winner.clone()
+    };
+    Some((
+        choice,
+        Evidence {
+            kind: Kind::Measured,
+            topic: "read-mostly".into(),
+            claim,
+            data,
+        },
+    ))
 }
 
 /// The fastest pick alone (for the table's ratio column).

@@ -6,8 +6,10 @@
 //! them ([`decide`]): the fastest, the runner-up, the ratio with its
 //! interval, CPU per acquisition; with `--cores-model`, the queueing
 //! model's prediction beyond this machine's cores; with `--vm`, the
-//! lock-holder-preemption simulator's ([`sim`]). Every claim is labelled
-//! measured, model or simulated.
+//! lock-holder-preemption simulator's ([`sim`]); with `--read-pct`, the
+//! read-mostly mechanisms of [`crate::studies::hash`] over one table at
+//! the workload's update fraction ([`READ_MOSTLY`]). Every claim is
+//! labelled measured, model or simulated.
 
 pub mod args;
 pub mod decide;
@@ -21,6 +23,7 @@ use crate::report::{cpu_ns_per_op, fmt_ns};
 use crate::results::{Point, RunMeta};
 use crate::run::{progress_quiet, resolve, stored_run};
 use crate::store::Store;
+use crate::studies::hash::{HashConfig, HashPlan};
 use crate::studies::profile::{parse::Counts, report::spin_workload};
 use crate::studies::spin::{runner::SpinConfig, workload::DelayDist, SpinPlan};
 use crate::studies::Study;
@@ -50,6 +53,17 @@ pub const DEFAULT_LOCKS: [&str; 8] = [
     "spin-park(ttas)",
     "pthread",
 ];
+
+/// The read-mostly mechanisms `--read-pct` measures, all over one hash
+/// table of `bench hash` at the workload's update fraction: one exclusive
+/// spin lock (what a program without a read-mostly mechanism has; see
+/// [`decide::EXCLUSIVE`]), locklab's fair reader-writer lock, the
+/// big-reader lock, a seqlock and RCU.
+pub const READ_MOSTLY: &str = "global-spin,global-rw(rw-fair),brlock,seqlock,rcu";
+
+/// The read-mostly table: as `bench hash`'s default, 1024 keys in 1024
+/// buckets.
+const READ_MOSTLY_KEYS: u64 = 1024;
 
 const DEFAULT_CS_NS: u64 = 100;
 const DEFAULT_DELAY_NS: u64 = 1000;
@@ -168,16 +182,37 @@ pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
             stall_ns: 0,
         },
     };
+    // A read fraction: the read-mostly mechanisms over one table at the
+    // workload's update fraction and threads, as many repetitions.
+    let mostly = if a.read_pct > 0 {
+        Some(HashPlan {
+            strategies: crate::studies::hash::strategies::parse(READ_MOSTLY)?,
+            threads: vec![threads],
+            update_pcts: vec![100 - a.read_pct],
+            reps: a.reps,
+            cfg: HashConfig::new(READ_MOSTLY_KEYS as usize, READ_MOSTLY_KEYS, a.secs, false),
+        })
+    } else {
+        None
+    };
     let params = json!({
         "workload": w,
         "locks": registry::names_of(&plan.locks),
+        "read_mostly": mostly.as_ref().map(|m| m.strategies.iter().map(|s| s.name.clone()).collect::<Vec<_>>()),
         "reps": plan.reps,
         "secs": a.secs,
         "sim": sim,
     });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let units = plan.units() + mostly.as_ref().map_or(0, HashPlan::units);
+    let progress = Progress::new(units, progress_quiet(cli));
     let r = stored_run(cli, argv, BENCH, params, &progress, |sink| {
-        crate::studies::spin::run(&plan, &progress, sink)
+        if !crate::studies::spin::run(&plan, &progress, sink)? {
+            return Ok(false);
+        }
+        match &mostly {
+            Some(m) => crate::studies::hash::run(m, &progress, sink),
+            None => Ok(true),
+        }
     });
     progress.finish();
     r
@@ -243,6 +278,18 @@ fn lines(a: &Advice) -> Vec<Line> {
             json: json!({ "lock": a.runner_up }),
         },
     ];
+    if let Some(m) = &a.read_mostly {
+        v.push(Line {
+            group: String::new(),
+            question: "read-mostly".into(),
+            answer: m.clone(),
+            evidence: format!(
+                "the fastest measured at {} % reads, for the data the reads share (below)",
+                a.workload.read_pct
+            ),
+            json: json!({ "strategy": m }),
+        });
+    }
     for e in &a.evidence {
         v.push(Line {
             group: String::new(),
@@ -262,6 +309,14 @@ fn lines(a: &Advice) -> Vec<Line> {
         });
     }
     v
+}
+
+/// The run's read-mostly points (`bench hash`'s, measured for
+/// `--read-pct`).
+fn read_mostly_points(all: &[Point]) -> Vec<&Point> {
+    all.iter()
+        .filter(|p| p.bench == crate::studies::hash::BENCH)
+        .collect()
 }
 
 /// The study's report: the measured table, and the advice as its verdict.
@@ -284,8 +339,8 @@ impl Study for Advise {
         table(out, points);
     }
 
-    fn verdict(&self, meta: &RunMeta, points: &[&Point], _all: &[Point]) -> Vec<Section> {
-        match decide(meta, points) {
+    fn verdict(&self, meta: &RunMeta, points: &[&Point], all: &[Point]) -> Vec<Section> {
+        match decide(meta, points, &read_mostly_points(all)) {
             Some(a) => vec![Section {
                 study: BENCH.into(),
                 title: a.workload.title(meta.machine.cores),
@@ -300,7 +355,7 @@ impl Study for Advise {
             return None;
         }
         let mine: Vec<&Point> = points.iter().filter(|p| p.bench == BENCH).collect();
-        let advice = decide(meta, &mine);
+        let advice = decide(meta, &mine, &read_mostly_points(points));
         let sections = self.verdict(meta, &mine, points);
         Some(json!({
             "run": crate::report::run_meta_json(meta),
@@ -316,6 +371,16 @@ impl Study for Advise {
                 "p99_ns": p.stat(|r| r.p99_ns as f64).0,
                 "repetitions": p.reps,
             })).collect::<Vec<_>>(),
+            "read_mostly_points": read_mostly_points(points)
+                .iter()
+                .map(|p| {
+                    let mut j = crate::studies::hash::report::point_json(p);
+                    j["threads"] = p.threads.into();
+                    j["reps"] = p.reps.len().into();
+                    j["throughput_ops_s"] = p.stat(|r| r.throughput_ops_s).0.into();
+                    j
+                })
+                .collect::<Vec<_>>(),
             "recommendation": advice.map(|a| a.json()),
             "verdict": crate::verdict::json(&sections),
         }))
