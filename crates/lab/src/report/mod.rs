@@ -325,7 +325,7 @@ pub(crate) fn lock_width(points: &[&Point]) -> usize {
         .map(|p| p.lock.chars().count())
         .max()
         .unwrap_or(0)
-        .clamp(4, 24)
+        .max(4)
         + 2
 }
 

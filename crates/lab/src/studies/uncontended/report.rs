@@ -56,3 +56,40 @@ pub(crate) fn table(out: &mut String, params: &Value, group: &[&Point], all: &[P
         let _ = writeln!(out, "  {:<lw$}{cell:<28}{ratio}", p.lock);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Rep;
+    use serde_json::json;
+
+    /// The longest name of the registry (26 characters) still leaves a
+    /// gap before the figures, which start in one column on every row.
+    #[test]
+    fn columns_line_up_with_the_longest_lock_names() {
+        let point = |lock: &str| Point {
+            bench: "uncontended".into(),
+            lock: lock.into(),
+            threads: 1,
+            params: json!({}),
+            reps: (0..3)
+                .map(|i| Rep::one_thread(i, 1.0, 1.0, 100_000_000))
+                .collect(),
+        };
+        let points = [point("spin-yield(ticket-backoff)"), point("tas")];
+        let group: Vec<&Point> = points.iter().collect();
+        let mut out = String::new();
+        table(&mut out, &json!({}), &group, &points);
+        let rows: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains("tas") || l.contains("backoff"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{out}");
+        let figure_at = |l: &str| l.find("10.0").expect("the figure");
+        assert_eq!(figure_at(rows[0]), figure_at(rows[1]), "{out}");
+        assert!(
+            rows[0].contains("spin-yield(ticket-backoff)  10.0"),
+            "{out}"
+        );
+    }
+}
