@@ -109,3 +109,73 @@ fn stamp(mut reps: Vec<Rep>) -> Vec<Rep> {
     }
     reps
 }
+
+/// One repetition of a one-thread cost: nanoseconds per call of an
+/// operation, on a worker thread measured through [`crate::measure`].
+/// `make` builds the worker's state on the worker (so that what must be
+/// per-thread, such as an RCU reader's registration, is); `batch(state,
+/// n)` runs the operation `n` times. During the settle period the worker
+/// warms up and sizes its batches to about a twentieth of the window; in
+/// the window it runs batch after batch. The cost is the fastest batch
+/// that ran wholly inside the window (on a shared machine interruptions
+/// only ever add time, so the fastest batch is the least disturbed
+/// estimate), or the window's mean where no batch fitted; throughput and
+/// CPU time cover the window itself.
+pub fn batched_cost<S>(
+    secs: f64,
+    make: impl FnOnce() -> S + Send,
+    mut batch: impl FnMut(&mut S, u64) + Send,
+) -> std::result::Result<Rep, String> {
+    use crate::clock::{ticks, ticks_to_s};
+    use crate::measure::{settle_for, Hooks, Window};
+    let window = Window::new(1);
+    let target = secs / 20.0;
+    let (span, (measured, best)) = std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("batched".into())
+            .spawn_scoped(s, || {
+                let mut state = make();
+                let mut rec = window.enter(0);
+                let mut n = 1_000u64;
+                loop {
+                    let t0 = ticks();
+                    batch(&mut state, n);
+                    let t1 = ticks();
+                    // Sizing normally ends in the settle period; a batch
+                    // that ran into the window counts there all the same.
+                    rec.batch(n, t0, t1);
+                    if ticks_to_s(t1 - t0) >= target || n >= 1 << 34 {
+                        break;
+                    }
+                    n *= 2;
+                }
+                let mut best = f64::INFINITY;
+                loop {
+                    let t0 = ticks();
+                    batch(&mut state, n);
+                    let t1 = ticks();
+                    if rec.share(t0, t1) >= 1.0 {
+                        best = best.min(ticks_to_s(t1 - t0) * 1e9 / n as f64);
+                    }
+                    if !rec.batch(n, t0, t1) {
+                        break;
+                    }
+                }
+                (rec.finish(), best)
+            })
+            .expect("spawning the batched worker");
+        let span = window.measure(settle_for(secs), secs, Hooks::default());
+        (span, worker.join().expect("the batched worker panicked"))
+    });
+    let rep = rep_of(&span, std::slice::from_ref(&measured))?;
+    // A window too short for one whole batch (a tiny --secs on a busy
+    // machine) still has its mean cost over the window.
+    Ok(Rep {
+        ns_per_op: if best.is_finite() {
+            best
+        } else {
+            rep.ns_per_op
+        },
+        ..rep
+    })
+}

@@ -12,6 +12,7 @@
 
 pub mod advise;
 pub mod command;
+pub mod costs;
 pub mod hash;
 pub mod interposed;
 pub mod ipc;
@@ -123,6 +124,7 @@ pub fn all() -> &'static [&'static dyn Study] {
         &interposed::Interposed,
         &profile::Profile,
         &advise::Advise,
+        &costs::Costs,
     ]
 }
 

@@ -6,9 +6,7 @@
 //! [`Companion`]): glibc skips the atomic instructions of `pthread_mutex`
 //! while a process is single-threaded, which would flatter that peer.
 
-use crate::clock::{ticks, ticks_to_s};
 use crate::lablock::LabLock;
-use crate::measure::{settle_for, Hooks, Window};
 use crate::results::Rep;
 use serde::Serialize;
 use std::hint::black_box;
@@ -59,68 +57,12 @@ fn batch<L: LabLock>(lock: &L, n: u64) {
     }
 }
 
-/// One repetition: ns per acquire+release on a fresh lock, on a worker
-/// thread measured through [`crate::measure`]. During the settle period
-/// the worker warms the lock up and sizes its batches to about a
-/// twentieth of the window; in the window it runs batch after batch. The
-/// cost is the fastest batch that ran wholly inside the window (on a
-/// shared machine interruptions only ever add time, so the fastest batch
-/// is the least disturbed estimate), or the window's mean where no batch
-/// fitted; throughput and CPU time cover the window itself.
+/// One repetition: ns per acquire+release on a fresh lock, timed in
+/// batches on a worker thread ([`crate::sweep::batched_cost`]: the
+/// fastest batch wholly inside the window).
 pub fn run_rep<L: LabLock>(cfg: &Config) -> Result<Rep, String> {
     let lock = L::new();
-    let window = Window::new(1);
-    let target = cfg.secs / 20.0;
-    let (span, (measured, best)) = std::thread::scope(|s| {
-        let worker = std::thread::Builder::new()
-            .name("uncontended".into())
-            .spawn_scoped(s, || {
-                let mut rec = window.enter(0);
-                let mut n = 1_000u64;
-                loop {
-                    let t0 = ticks();
-                    batch(&lock, n);
-                    let t1 = ticks();
-                    // Sizing normally ends in the settle period; a batch
-                    // that ran into the window counts there all the same.
-                    rec.batch(n, t0, t1);
-                    if ticks_to_s(t1 - t0) >= target || n >= 1 << 34 {
-                        break;
-                    }
-                    n *= 2;
-                }
-                let mut best = f64::INFINITY;
-                loop {
-                    let t0 = ticks();
-                    batch(&lock, n);
-                    let t1 = ticks();
-                    if rec.share(t0, t1) >= 1.0 {
-                        best = best.min(ticks_to_s(t1 - t0) * 1e9 / n as f64);
-                    }
-                    if !rec.batch(n, t0, t1) {
-                        break;
-                    }
-                }
-                (rec.finish(), best)
-            })
-            .expect("spawning the uncontended worker");
-        let span = window.measure(settle_for(cfg.secs), cfg.secs, Hooks::default());
-        (
-            span,
-            worker.join().expect("the uncontended worker panicked"),
-        )
-    });
-    let rep = crate::sweep::rep_of(&span, std::slice::from_ref(&measured))?;
-    // A window too short for one whole batch (a tiny --secs on a busy
-    // machine) still has its mean cost over the window.
-    Ok(Rep {
-        ns_per_op: if best.is_finite() {
-            best
-        } else {
-            rep.ns_per_op
-        },
-        ..rep
-    })
+    crate::sweep::batched_cost(cfg.secs, || (), |_, n| batch(&lock, n))
 }
 
 #[cfg(test)]
