@@ -327,6 +327,14 @@ pub fn verdict_lines(points: &[&Point]) -> Vec<Line> {
             }
             _ => String::new(),
         };
+        // Below a few loop turns the figure is mostly the loop's.
+        let floor = at("empty loop").map_or(String::new(), |p| {
+            format!(
+                "; the timing loop alone: {} ns",
+                ns(p.stat(|r| r.ns_per_op).0)
+            )
+        });
+        let versus = format!("{versus}{floor}");
         lines.push(Line {
             group: "read side".into(),
             question: "cheapest".into(),

@@ -217,8 +217,24 @@ pub fn rcu_call(secs: f64) -> Result<Rep, String> {
     r
 }
 
+/// The timing loop alone: one turn with an opaque value, what every row
+/// below pays besides its operation (a figure near it is the loop's, not
+/// the operation's).
+pub fn empty_loop(secs: f64) -> Result<Rep, String> {
+    batched_cost(
+        secs,
+        || (),
+        |_, n| {
+            for _ in 0..n {
+                black_box(());
+            }
+        },
+    )
+}
+
 /// The primitives' rows: name, what is timed, the function.
-pub const PRIMITIVES: [(&str, &str, OpFn); 15] = [
+pub const PRIMITIVES: [(&str, &str, OpFn); 16] = [
+    ("empty loop", "the timing loop alone", empty_loop),
     ("spin tas", "acquire+release", tas),
     ("spin ticket", "acquire+release", ticket),
     ("spin qspin", "acquire+release", qspin),
