@@ -4,8 +4,11 @@
 //! call on the IPC path.
 //!
 //! - [`NoLock`] (`none`): nothing. Correct only while cores touch disjoint
-//!   objects, so it is the theoretical best of seed 002 §4.2; kernels with
-//!   shared objects refuse it.
+//!   objects; it is seed 000's "(unsafe!) kernel implementation without any
+//!   locking" (§4.2), which gives the theoretical best of a perfect,
+//!   zero-overhead fine-grained lock on the multicore ping-pong (seed 002
+//!   Fig. 3 calls its one-core baseline "none": a uniprocessor kernel with no
+//!   concurrency primitives). Kernels with shared objects refuse it.
 //! - [`Bkl`] (`bkl`): one big lock around everything between kernel entry and
 //!   exit (seed 002 §3.2; seL4 used a CLH lock). Any mutex of the library.
 //! - [`Fine`] (`fine`): the big reader lock for the kernel, each IPC taking
@@ -13,10 +16,14 @@
 //!   address order; object deletion takes the writer side (seed 002 §3.3).
 //! - [`Elide`] (`elide`): the big lock elided with hardware transactions,
 //!   falling back to taking it (seed 002 §3.4 and Fig. 1).
+//! - [`ElideAdaptive`] (`elide-adaptive`): the same with glibc's per-lock
+//!   adaptation (after an abort that retrying cannot cure, the next few
+//!   entries take the lock without attempting).
 //!
 //! [`Kernel`]: crate::Kernel
 
 use crate::stats::CoreStats;
+use locklab::elide::{Adaptive, Fixed, Path, Policy};
 use locklab::RawBrLock;
 
 /// How the kernel is protected. See the module documentation.
@@ -160,14 +167,20 @@ pub use locklab::rtm_available;
 /// library's [`locklab::Elided`]): a kernel entry runs as one transaction
 /// that reads the lock (so a core that takes it aborts every transaction),
 /// retries a few times, and falls back to taking the lock (seed 002 Fig. 1).
-/// Without RTM every entry takes the lock.
-pub struct Elide<M> {
-    lock: locklab::Elided<M>,
+/// Without RTM every entry takes the lock. The policy `P` says when to
+/// attempt: seed 002's ([`Fixed`]) or glibc's ([`Adaptive`], see
+/// [`ElideAdaptive`]).
+pub struct Elide<M, P = Fixed> {
+    lock: locklab::Elided<M, locklab::Rtm, P>,
     name: &'static str,
 }
 
-impl<M: lock_api::RawMutex> Elide<M> {
-    /// The lock `M` elided, reported as `elide(name)`.
+/// `elide-adaptive`: [`Elide`] under glibc's adaptive policy.
+pub type ElideAdaptive<M> = Elide<M, Adaptive>;
+
+impl<M: lock_api::RawMutex, P: Policy> Elide<M, P> {
+    /// The lock `M` elided, reported as `elide(name)` (or
+    /// `elide-adaptive(name)`).
     pub fn new(name: &'static str) -> Self {
         Elide {
             lock: locklab::Elided::new(),
@@ -176,9 +189,10 @@ impl<M: lock_api::RawMutex> Elide<M> {
     }
 }
 
-impl<M> Concurrency for Elide<M>
+impl<M, P> Concurrency for Elide<M, P>
 where
     M: lock_api::RawMutex + Send + Sync + 'static,
+    P: Policy + Send + Sync + 'static,
 {
     type Entry = locklab::elide::ElidedGuard<M::Guard>;
     type Writer = locklab::elide::ElidedGuard<M::Guard>;
@@ -186,7 +200,7 @@ where
     const SHARING: bool = true;
 
     fn name(&self) -> String {
-        format!("elide({})", self.name)
+        format!("{}({})", P::NAME, self.name)
     }
     #[inline(always)]
     fn enter(&self, st: &mut CoreStats) -> Self::Entry {
@@ -198,7 +212,14 @@ where
         } else {
             st.fallbacks += 1;
         }
+        st.skipped += u64::from(o.path == Path::Skipped);
         st.aborts += u64::from(o.aborts);
+        let c = o.causes;
+        st.abort_lock_busy += u64::from(c.lock_busy);
+        st.abort_conflict += u64::from(c.conflict);
+        st.abort_capacity += u64::from(c.capacity);
+        st.abort_retry_clear += u64::from(c.retry_clear);
+        st.abort_other += u64::from(c.other);
         g
     }
     #[inline(always)]

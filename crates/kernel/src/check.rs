@@ -23,7 +23,7 @@ impl Violations {
         self.0.is_empty()
     }
 
-    fn add(&mut self, s: String) {
+    pub(crate) fn add(&mut self, s: String) {
         // A broken kernel breaks many things at once; the first few say it.
         if self.0.len() < 20 {
             self.0.push(s);
@@ -249,6 +249,39 @@ pub fn check_kernel<C: Concurrency>(k: &Kernel<C>) -> Violations {
     if sent != received {
         v.add(format!("{sent} messages sent but {received} received"));
     }
+    // Interrupt lines: each one taken was acknowledged, but one still
+    // masked; a masked line's signal went somewhere (its notification's
+    // word, or a thread it woke).
+    for (i, q) in k.irqs.iter().enumerate() {
+        let (taken, acked) = (q.line.taken(), q.line.acked());
+        let masked = u64::from(q.line.state() == crate::irq::MASKED);
+        if taken != acked + masked {
+            v.add(format!(
+                "interrupt line {i}: taken {taken} times, acknowledged {acked}, masked {masked}"
+            ));
+        }
+        if q.line.state() > crate::irq::MASKED {
+            v.add(format!(
+                "interrupt line {i} has no valid state ({})",
+                q.line.state()
+            ));
+        }
+    }
+    // Idle time: every core left its idle loop when it stopped, and none
+    // idled longer than the kernel has existed.
+    let now = locklab::util::pause::ticks();
+    for (c, clock) in k.idle.iter().enumerate() {
+        if clock.is_idle() {
+            v.add(format!("core {c} stopped but is still marked idle"));
+        }
+        let (_, idle) = clock.sample();
+        if idle > now.saturating_sub(k.booted) {
+            v.add(format!(
+                "core {c} idled {idle} ticks, longer than the kernel's {} ticks",
+                now.saturating_sub(k.booted)
+            ));
+        }
+    }
     for (i, l) in k
         .tcbs
         .iter()
@@ -314,6 +347,14 @@ pub fn check_programs<C: Concurrency>(k: &Kernel<C>, r: &RunResult) -> Violation
                 }
             }
             Program::Reaper(_) => {}
+            Program::Driver(d) => {
+                // The key-value system's own invariants (see `kv::check`).
+                for s in crate::kv::check::check_kv(k, r, d.shared()).0 {
+                    v.add(s);
+                }
+            }
+            // Checked with the driver's system, which knows their peers.
+            Program::KvServer(_) | Program::KvClient(_) => {}
         }
     }
     v

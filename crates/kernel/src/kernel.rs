@@ -4,7 +4,9 @@
 //!
 //! A core runs its current thread's user program until it makes a system
 //! call. Kernel entry saves the user registers into the thread's TCB, outside
-//! any lock (seed 002 §3.2). Then the concurrency control admits the core
+//! any lock (in seed 002 §3.2 the entry and exit code, which saves and
+//! restores user state on a per-core kernel stack, stays outside the big
+//! lock). Then the concurrency control admits the core
 //! ([`Concurrency::enter`]), and the call runs in two phases, as seL4's do
 //! (§3.1): the first decodes the capability and checks the object, and may
 //! fail without changing anything; the second executes and cannot fail. The
@@ -32,6 +34,8 @@
 //! the core gets an emulated interrupt. An idle core polls for that.
 
 use crate::cc::Concurrency;
+use crate::idle::{IdleClock, IdleMarks};
+use crate::irq::IrqSpec;
 use crate::objects::{
     rights, Cap, CoreState, Endpoint, EpState, Notification, ObjKind, Tcb, ThreadState, MSG_WORDS,
     NIL, REG_WORDS,
@@ -81,6 +85,9 @@ pub struct System {
     pub notifications: u32,
     /// Threads; each core starts the first of its threads.
     pub threads: Vec<ThreadSpec>,
+    /// Interrupt lines, each wired to a core and bound to a notification
+    /// (see [`crate::irq`]); capabilities of kind `Irq` index them.
+    pub irqs: Vec<IrqSpec>,
 }
 
 /// Kernel objects on different cores' threads in a kernel that cannot share.
@@ -104,6 +111,13 @@ pub struct Kernel<C> {
     pub(crate) cores: Box<[CachePadded<CoreState>]>,
     published: Box<[Published]>,
     cfg: Config,
+    /// Each core's idle loop time ([`crate::idle`]).
+    pub(crate) idle: Box<[IdleClock]>,
+    /// Interrupt lines, and by core the lines it takes.
+    pub(crate) irqs: Box<[IrqSpec]>,
+    core_irqs: Box<[Box<[u32]>]>,
+    /// When the kernel booted, ticks (the checker bounds idle time by it).
+    pub(crate) booted: u64,
 }
 
 /// Locks a fine-grained call holds, released in reverse order on drop.
@@ -196,6 +210,7 @@ impl std::fmt::Display for Hang {
 /// What the caller of [`Kernel::run`] sees while the cores run.
 pub struct Monitor<'a> {
     published: &'a [Published],
+    idle: &'a [IdleClock],
 }
 
 impl Monitor<'_> {
@@ -210,6 +225,12 @@ impl Monitor<'_> {
     /// The counters each core published last.
     pub fn per_core(&self) -> Vec<CoreStats> {
         self.published.iter().map(Published::load).collect()
+    }
+
+    /// Each core's idle clock read now: `(ticks now, ticks idled so far)`
+    /// (see [`IdleClock::sample`]).
+    pub fn idle(&self) -> Vec<(u64, u64)> {
+        self.idle.iter().map(IdleClock::sample).collect()
     }
 }
 
@@ -240,6 +261,21 @@ impl<C: Concurrency> Kernel<C> {
         // variant cannot have it.
         let mut ep_core = vec![NIL; sys.endpoints as usize];
         let mut nt_core = vec![NIL; sys.notifications as usize];
+        let mut irq_core = vec![NIL; sys.irqs.len()];
+        let mut core_irqs = vec![Vec::new(); sys.cores as usize];
+        for (i, q) in sys.irqs.iter().enumerate() {
+            if q.core >= sys.cores || q.ntfn >= sys.notifications {
+                return Err(BootError(format!(
+                    "interrupt line {i} is wired to core {} and notification {}, but the kernel \
+                     has {} cores and {} notifications",
+                    q.core, q.ntfn, sys.cores, sys.notifications
+                )));
+            }
+            // The line's core signals the notification: it uses it.
+            nt_core[q.ntfn as usize] = q.core;
+            irq_core[i] = q.core;
+            core_irqs[q.core as usize].push(i as u32);
+        }
         for (i, t) in sys.threads.iter().enumerate() {
             if t.core >= sys.cores {
                 return Err(BootError(format!(
@@ -251,6 +287,7 @@ impl<C: Concurrency> Kernel<C> {
                 let (n, owner) = match cap.kind {
                     ObjKind::Endpoint => (sys.endpoints, &mut ep_core),
                     ObjKind::Notification => (sys.notifications, &mut nt_core),
+                    ObjKind::Irq => (sys.irqs.len() as u32, &mut irq_core),
                 };
                 if cap.obj >= n {
                     return Err(BootError(format!(
@@ -291,6 +328,10 @@ impl<C: Concurrency> Kernel<C> {
                 .collect(),
             published: (0..sys.cores).map(|_| Published::default()).collect(),
             cfg,
+            idle: (0..sys.cores).map(|_| IdleClock::default()).collect(),
+            irqs: sys.irqs.clone().into_boxed_slice(),
+            core_irqs: core_irqs.into_iter().map(Vec::into_boxed_slice).collect(),
+            booted: ticks(),
         };
         for (i, t) in k.tcbs.iter().enumerate() {
             t.set_state(ThreadState::Ready);
@@ -351,6 +392,7 @@ impl<C: Concurrency> Kernel<C> {
         drop(tx);
         let r = drive(&Monitor {
             published: &self.published,
+            idle: &self.idle,
         });
         stop.store(true, Ordering::Relaxed);
         let deadline = std::time::Instant::now() + grace;
@@ -393,14 +435,26 @@ impl<C: Concurrency> Kernel<C> {
         // System calls since the emulated timer last fired.
         let mut since_tick = 0u32;
         let mut idle_spins = 0u32;
+        let (clock, mut marks) = (&self.idle[core as usize], IdleMarks::default());
+        let lines = &self.core_irqs[core as usize];
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
+            if !lines.is_empty() && self.irq_pending(lines) {
+                // A device interrupt: taken at the boundary between user
+                // steps (or in the idle loop), in a kernel entry of its own.
+                marks.leave(clock, ticks());
+                self.interrupt(core, lines, &mut st);
+            }
             if cur == NIL {
                 // Idle: wait for an interrupt or a ready thread (a racy peek;
-                // the kernel's lock decides).
-                if !cs.kick.load(Ordering::Acquire) && cs.rq_head.get() == NIL {
+                // the kernel's lock decides). Time here is idle time.
+                marks.enter(clock, ticks());
+                if !cs.kick.load(Ordering::Acquire)
+                    && cs.rq_head.get() == NIL
+                    && (lines.is_empty() || !self.irq_pending(lines))
+                {
                     // A real idle core halts; an emulated one that shares
                     // its CPU with other emulated cores gives the CPU away
                     // after a short spin.
@@ -413,6 +467,7 @@ impl<C: Concurrency> Kernel<C> {
                     continue;
                 }
                 idle_spins = 0;
+                marks.leave(clock, ticks());
                 cs.kick.store(false, Ordering::Relaxed);
                 cur = self.schedule_idle(core, &mut st);
                 if cur != NIL {
@@ -446,8 +501,32 @@ impl<C: Concurrency> Kernel<C> {
                 slot.store(&st);
             }
         }
+        marks.leave(clock, ticks());
         slot.store(&st);
         st
+    }
+
+    /// Whether one of `lines` has an interrupt pending (a racy peek).
+    #[inline]
+    fn irq_pending(&self, lines: &[u32]) -> bool {
+        lines
+            .iter()
+            .any(|&l| self.irqs[l as usize].line.state() == crate::irq::PENDING)
+    }
+
+    /// Takes the pending interrupts of `lines` in one kernel entry: each
+    /// masks its line and signals its notification.
+    fn interrupt(&self, core: u32, lines: &[u32], st: &mut CoreStats) {
+        let mut kicks = Kicks::new();
+        let e = self.cc.enter(st);
+        for &l in lines {
+            let q = &self.irqs[l as usize];
+            if q.line.take() {
+                self.signal(core, NIL, q.ntfn, q.badge.max(1), &mut kicks);
+            }
+        }
+        self.cc.exit(e);
+        kicks.send(&self.cores);
     }
 
     #[inline]
@@ -545,6 +624,7 @@ impl<C: Concurrency> Kernel<C> {
         let deleted = match kind {
             ObjKind::Endpoint => self.eps[cap.obj as usize].deleted.get(),
             ObjKind::Notification => self.ntfns[cap.obj as usize].deleted.get(),
+            ObjKind::Irq => 0,
         };
         if deleted != 0 {
             return Err(Error::Deleted);
@@ -588,6 +668,12 @@ impl<C: Concurrency> Kernel<C> {
             Syscall::Wait(c) => self
                 .decode(me, c, ObjKind::Notification, rights::RECV)
                 .map(|cap| self.wait(core, me, cap.obj)),
+            Syscall::IrqAck(c) => self.decode(me, c, ObjKind::Irq, rights::SEND).map(|cap| {
+                // The line's state is its own atomic (see `irq`): acking a
+                // line that is not masked changes nothing.
+                self.irqs[cap.obj as usize].line.ack();
+                me
+            }),
             Syscall::Exit => Ok(self.exit(core, me, kicks)),
             Syscall::Delete(_) => unreachable!("deletion takes the writer side"),
         };
@@ -924,6 +1010,11 @@ impl<C: Concurrency> Kernel<C> {
                 return me;
             }
         };
+        if cap.kind == ObjKind::Irq {
+            st.errors += 1;
+            t.regs[REG_ERROR].set(Error::WrongKind as u64);
+            return me;
+        }
         let (queue, deleted) = match cap.kind {
             ObjKind::Endpoint => {
                 let ep = &self.eps[cap.obj as usize];
@@ -935,6 +1026,7 @@ impl<C: Concurrency> Kernel<C> {
                 n.word.set(0);
                 (&n.queue, &n.deleted)
             }
+            ObjKind::Irq => unreachable!("refused above"),
         };
         deleted.set(1);
         while !queue.is_empty() {

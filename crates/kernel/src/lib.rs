@@ -35,7 +35,10 @@
 
 pub mod cc;
 pub mod check;
+pub mod idle;
+pub mod irq;
 mod kernel;
+pub mod kv;
 pub mod objects;
 mod setup;
 pub mod stats;

@@ -114,6 +114,8 @@ pub enum ObjKind {
     Endpoint,
     /// A notification (asynchronous signals, a word of badge bits).
     Notification,
+    /// An interrupt line's handler (see [`crate::irq`]): acknowledges it.
+    Irq,
 }
 
 /// Rights a capability grants.

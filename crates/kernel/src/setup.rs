@@ -47,6 +47,7 @@ impl System {
             endpoints: cores,
             notifications: 0,
             threads,
+            irqs: Vec::new(),
         }
     }
 
@@ -72,6 +73,7 @@ impl System {
             endpoints: 1,
             notifications: 0,
             threads,
+            irqs: Vec::new(),
         }
     }
 
@@ -107,6 +109,7 @@ impl System {
             endpoints: 0,
             notifications: 2 * cores,
             threads,
+            irqs: Vec::new(),
         }
     }
 

@@ -30,9 +30,23 @@ pub struct CoreStats {
     pub fallbacks: u64,
     /// Transactions aborted before the entry ran (elision).
     pub aborts: u64,
+    /// Of those, aborts by cause (`locklab::elide::Cause`): the
+    /// transaction found the lock busy ...
+    pub abort_lock_busy: u64,
+    /// ... another core touched what it had read or written ...
+    pub abort_conflict: u64,
+    /// ... it outgrew what the hardware tracks ...
+    pub abort_capacity: u64,
+    /// ... the hardware said a retry could not succeed (any other reason) ...
+    pub abort_retry_clear: u64,
+    /// ... or none of these.
+    pub abort_other: u64,
+    /// Kernel entries that took the fall-back lock without attempting a
+    /// transaction (counted in `fallbacks` too; the adaptive policy).
+    pub skipped: u64,
 }
 
-const FIELDS: usize = 11;
+const FIELDS: usize = 17;
 
 impl CoreStats {
     fn to_array(self) -> [u64; FIELDS] {
@@ -48,6 +62,12 @@ impl CoreStats {
             self.elided,
             self.fallbacks,
             self.aborts,
+            self.abort_lock_busy,
+            self.abort_conflict,
+            self.abort_capacity,
+            self.abort_retry_clear,
+            self.abort_other,
+            self.skipped,
         ]
     }
 
@@ -64,6 +84,12 @@ impl CoreStats {
             elided: a[8],
             fallbacks: a[9],
             aborts: a[10],
+            abort_lock_busy: a[11],
+            abort_conflict: a[12],
+            abort_capacity: a[13],
+            abort_retry_clear: a[14],
+            abort_other: a[15],
+            skipped: a[16],
         }
     }
 

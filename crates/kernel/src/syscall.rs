@@ -33,6 +33,9 @@ pub enum Syscall {
     /// Delete the object (under the kernel's writer side): threads queued
     /// on it wake with [`Error::Deleted`], later uses of it fail.
     Delete(u8),
+    /// Acknowledge the interrupt of an IRQ handler capability, unmasking
+    /// its line (see [`crate::irq`]).
+    IrqAck(u8),
     /// End the thread.
     Exit,
 }
@@ -47,7 +50,8 @@ impl Syscall {
             | Syscall::Recv(c)
             | Syscall::Signal(c)
             | Syscall::Wait(c)
-            | Syscall::Delete(c) => Some(c),
+            | Syscall::Delete(c)
+            | Syscall::IrqAck(c) => Some(c),
             Syscall::Exit => None,
         }
     }

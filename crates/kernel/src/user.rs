@@ -121,6 +121,12 @@ pub enum Program {
     Pinger(Pinger),
     /// See [`Reaper`].
     Reaper(Reaper),
+    /// The key-value system's network driver ([`crate::kv`]).
+    Driver(crate::kv::programs::Driver),
+    /// A key-value server ([`crate::kv`]).
+    KvServer(crate::kv::programs::KvServer),
+    /// A YCSB client ([`crate::kv`]).
+    KvClient(crate::kv::programs::KvClient),
 }
 
 impl Program {
@@ -247,6 +253,9 @@ impl Program {
                 p.waiting = true;
                 Syscall::Wait(p.inp)
             }
+            Program::Driver(d) => d.step(regs),
+            Program::KvServer(s) => s.step(regs),
+            Program::KvClient(c) => c.step(regs),
             Program::Reaper(r) => {
                 if r.deleting {
                     r.deleted = err.is_none();

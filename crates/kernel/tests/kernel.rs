@@ -1,7 +1,7 @@
 //! The emulated kernel under every concurrency control: runs its set-ups,
 //! then checks the kernel's invariants and what the programs saw.
 
-use locklab_kernel::cc::{Bkl, Concurrency, Elide, Fine, NoLock};
+use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
 use locklab_kernel::check::{check_kernel, check_programs};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::user::Program;
@@ -219,7 +219,7 @@ fn deleting_the_shared_endpoint_wakes_everyone_with_an_error() {
                 Program::Reaper(r) => assert!(r.deleted, "{name}: the deletion failed"),
                 Program::Client(c) => assert_eq!(c.errors, 1, "{name}: {c:?}"),
                 Program::Server(s) => assert_eq!(s.errors, 1, "{name}: {s:?}"),
-                Program::Pinger(_) => unreachable!(),
+                _ => unreachable!("no other programs in this system"),
             }
         }
     }
@@ -248,6 +248,52 @@ fn elision_counts_every_kernel_entry_as_a_transaction_or_a_fall_back() {
         // Every entry takes the lock, and nothing is attempted.
         assert_eq!(st.elided, 0, "no RTM, yet transactions: {st:?}");
         assert_eq!(st.aborts, 0, "no RTM, yet aborts: {st:?}");
+    }
+}
+
+/// The aborts by cause add up to the aborts, and skipped entries are
+/// fall-backs.
+fn causes_add_up(st: &CoreStats) {
+    assert_eq!(
+        st.abort_lock_busy
+            + st.abort_conflict
+            + st.abort_capacity
+            + st.abort_retry_clear
+            + st.abort_other,
+        st.aborts,
+        "{st:?}"
+    );
+    assert!(st.skipped <= st.fallbacks, "{st:?}");
+}
+
+#[test]
+fn adaptive_elision_counts_entries_causes_and_skips() {
+    let sys = System::pingpong(1, 0.0, 1);
+    let (k, run) = run_checked(Elide::<locklab::RawTicket>::new("ticket"), &sys, 5_000);
+    assert_eq!(k.variant(), "elide(ticket)");
+    let st = total(&run);
+    causes_add_up(&st);
+    assert_eq!(st.skipped, 0, "seed 002's policy never skips: {st:?}");
+
+    let (k, run) = run_checked(
+        ElideAdaptive::<locklab::RawTicket>::new("ticket"),
+        &sys,
+        5_000,
+    );
+    assert_eq!(k.variant(), "elide-adaptive(ticket)");
+    let st = total(&run);
+    assert_eq!(
+        st.elided + st.fallbacks,
+        st.syscalls + st.idle_entries + st.preemptions,
+        "{st:?}"
+    );
+    causes_add_up(&st);
+    if locklab_kernel::cc::rtm_available() {
+        assert!(st.elided > 0, "RTM, yet no transaction: {st:?}");
+        // A fall-back that was not skipped followed at least one abort.
+        assert!(st.aborts >= st.fallbacks - st.skipped, "{st:?}");
+    } else {
+        assert_eq!((st.elided, st.aborts, st.skipped), (0, 0, 0), "{st:?}");
     }
 }
 

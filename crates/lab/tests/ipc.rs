@@ -26,6 +26,8 @@ fn bench_ipc_rejects_bad_input_with_the_value_named() {
         (&["--variants", "bkl,nosuch"][..], "'nosuch'"),
         (&["--variants", "bkl(nosuch)"][..], "'nosuch'"),
         (&["--variants", "bkl(std)"][..], "std"),
+        (&["--variants", "elide-adaptive(nosuch)"][..], "'nosuch'"),
+        (&["--variants", "elide-adaptive(std)"][..], "std"),
         (&["--variants", "fine(clh)"][..], "takes no lock"),
         (&["--variants", "bkl(rw-fair)"][..], "reader-writer"),
         (&["--variants", "none,,fine"][..], "empty name"),
@@ -51,6 +53,11 @@ fn bench_ipc_rejects_bad_input_with_the_value_named() {
     // it runs: `elide_with_rtm_runs_transactions_and_counts_every_entry`).
     if !locklab_rtm() {
         assert_bad_input(&db, &["bench", "ipc", "--variants", "elide"], "RTM");
+        assert_bad_input(
+            &db,
+            &["bench", "ipc", "--variants", "elide-adaptive(clh)"],
+            "RTM",
+        );
     }
 }
 
@@ -324,6 +331,94 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
         .find(|l| l.starts_with("elide(") && l.contains("kernel entries ran as transactions"))
         .unwrap_or_else(|| panic!("no elision line in:\n{out}"));
     assert!(!line.contains("fall-back path only"), "{line}");
+}
+
+#[test]
+fn both_elide_variants_tally_aborts_by_cause_and_adaptive_skips() {
+    if !locklab_rtm() {
+        return; // Refused without RTM: see the tests above.
+    }
+    let (_d, db) = tmp();
+    let variants = ["elide(ticket)", "elide-adaptive(ticket)"];
+    let o = locklab(
+        &db,
+        &[
+            "--json",
+            "bench",
+            "ipc",
+            "--variants",
+            &variants.join(","),
+            "--modes",
+            "single,multi",
+            "--cores",
+            "1",
+            "--delay-ns",
+            "0",
+            "--secs",
+            "0.05",
+            "--reps",
+            "2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let pts = v["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 4, "two variants, two modes");
+    let n = |x: &serde_json::Value, k: &str| {
+        x[k].as_u64()
+            .unwrap_or_else(|| panic!("{k} not a count in {x}"))
+    };
+    const CAUSES: [&str; 5] = ["conflict", "capacity", "lock_busy", "retry_clear", "other"];
+    for p in pts {
+        let lock = p["lock"].as_str().unwrap();
+        assert!(variants.contains(&lock), "{lock}");
+        let reps = p["repetitions"].as_array().unwrap();
+        for r in reps {
+            let m = &r["ipc"];
+            assert_eq!(
+                n(m, "elided") + n(m, "fallbacks"),
+                n(r, "total_ops") + n(m, "idle_entries") + n(m, "preemptions"),
+                "{r}"
+            );
+            // Each abort has one cause.
+            let by_cause: u64 = CAUSES.iter().map(|c| n(m, &format!("abort_{c}"))).sum();
+            assert_eq!(by_cause, n(m, "aborts"), "{m}");
+            // Skipped entries took the lock; only the adaptive policy skips.
+            assert!(n(m, "skipped") <= n(m, "fallbacks"), "{m}");
+            if lock == "elide(ticket)" {
+                assert_eq!(n(m, "skipped"), 0, "{m}");
+            }
+        }
+        // The point sums its repetitions.
+        let sum = |k: &str| reps.iter().map(|r| n(&r["ipc"], k)).sum::<u64>();
+        assert_eq!(n(p, "skipped"), sum("skipped"), "{p}");
+        for c in CAUSES {
+            assert_eq!(
+                n(&p["abort_causes"], c),
+                sum(&format!("abort_{c}")),
+                "{c}: {p}"
+            );
+        }
+    }
+    // The report says it in words.
+    let o = locklab(&db, &["show", "last"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for v in variants {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{v}:")))
+            .unwrap_or_else(|| panic!("no elision line for {v} in:\n{out}"));
+        assert!(
+            line.contains("kernel entries ran as transactions"),
+            "{line}"
+        );
+        assert_eq!(
+            line.contains("without attempting"),
+            v.starts_with("elide-adaptive"),
+            "{line}"
+        );
+    }
 }
 
 /// Stores a finished `bench ipc` run of `bkl(ticket)`'s multi ping-pong

@@ -24,7 +24,8 @@
 //! ```
 //! use locklab_model::queueing::Repairman;
 //!
-//! // Seed 002's fitted big lock: 358 cycles inside, 2000 cycles between.
+//! // Seed 002's fitted big lock: 358 cycles inside, about 2000 between
+//! // (its fit gave 1999 at a 2000-cycle delay).
 //! let bkl = Repairman::new(358.0, 2000.0).unwrap();
 //! let one = bkl.solve(1).unwrap();
 //! assert!((one.throughput - 1.0 / 2358.0).abs() < 1e-15);

@@ -39,9 +39,9 @@ pub use block::park::{SpinParkMutex, SpinYieldMutex};
 pub use block::rwsem::RawRwSem;
 #[cfg(not(loom))]
 pub use block::rwsem::RwSem;
+pub use elide::{rtm_available, AdaptiveElided, Elided, Rtm};
 #[cfg(not(loom))]
-pub use elide::ElidedMutex;
-pub use elide::{rtm_available, Elided, Rtm};
+pub use elide::{AdaptiveElidedMutex, ElidedMutex};
 pub use info::{Described, Family, LockInfo};
 #[cfg(not(loom))]
 pub use rw::BrLock;

@@ -79,6 +79,8 @@ commands! {
         Hash(hash::args::HashArgs),
         /// The emulated microkernel's IPC path under each kernel concurrency control (seeds 000 and 002: none, big lock, fine-grained, elided).
         Ipc(ipc::args::IpcArgs),
+        /// The seeds' key-value macro-benchmark on the emulated microkernel: YCSB clients, servers and a network driver; throughput, per-core utilisation and Xput against cores per kernel variant.
+        Kv(super::kv::args::KvArgs),
         /// Seed 003's Table 1 on this machine (an instruction, a clock, an L2 hit, atomic increments, memory, a local lock, a cache transfer) beside one uncontended operation of each primitive (locks, seqlock, RCU read sides, synchronize, call).
         Costs(super::costs::CostsArgs),
     }

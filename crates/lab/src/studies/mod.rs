@@ -16,6 +16,7 @@ pub mod costs;
 pub mod hash;
 pub mod interposed;
 pub mod ipc;
+pub mod kv;
 pub mod lhp;
 pub mod locks;
 pub mod model;
@@ -120,6 +121,7 @@ pub fn all() -> &'static [&'static dyn Study] {
         &lhp::Lhp,
         &hash::Hash,
         &ipc::Ipc,
+        &kv::Kv,
         &sim_lhp::SimLhp,
         &interposed::Interposed,
         &profile::Profile,

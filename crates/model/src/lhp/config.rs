@@ -9,8 +9,13 @@
 //!
 //! Defaults follow seed 004's set-up (Zhang, Zhang and Chen, *Efficient
 //! transitory co-scheduling for MP virtual machines*, 2014, §3): two
-//! quad-core Xeon E5606 (8 pCPUs at 2.13 GHz), Linux 2.6.38 host and guests,
-//! 8 vCPUs per VM, PLE_GAP 128 and PLE_WIN 2048. The scheduler's defaults
+//! quad-core Xeon E5606 (8 pCPUs), Linux 2.6.38 host and unmodified
+//! Linux 2.6.38 guests, 8 vCPUs per VM, PLE_WIN 2048 and PLE_GAP 128 (§2.4).
+//! The seed gives no clock rate; locklab takes the E5606's rated 2.13 GHz.
+//! The seed defines PLE_WIN as the most PAUSE instructions a spin loop
+//! executes in normal running and PLE_GAP as the time between two
+//! consecutive PAUSEs (§1.2); locklab reads both as cycles, as Intel VT-x
+//! counts its PLE_Gap and PLE_Window. The scheduler's defaults
 //! are 2.6.38's CFS tunables scaled by 1 + log2(pCPUs) as that kernel does
 //! (6 ms latency, 0.75 ms minimum granularity, 1 ms wake-up granularity on
 //! one CPU).
@@ -68,8 +73,9 @@ impl fmt::Display for Dist {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LockKind {
     /// FIFO: the lock passes to the oldest waiter even when that waiter is
-    /// preempted, so a preempted *waiter* stops everyone behind it (Linux
-    /// guests of seed 004's time used ticket locks).
+    /// preempted, so a preempted *waiter* stops everyone behind it. x86
+    /// Linux used ticket spin locks from 2.6.25 to 4.1, so the seed's
+    /// 2.6.38 guests had them; the seed itself does not name the lock.
     Ticket,
     /// Test-and-set: whoever runs and polls first after a release takes it.
     Tas,
@@ -203,7 +209,8 @@ impl Workload {
 /// How pause-loop exiting decides a vCPU is spinning.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PleMode {
-    /// A fixed window (seed 004: 2048 cycles).
+    /// A fixed window (seed 004's PLE_WIN 2048, which the seed counts in
+    /// PAUSEs; here cycles).
     Fixed,
     /// KVM's adaptive window: each PLE exit multiplies the vCPU's window by
     /// `grow` (up to `max_cycles`); each time the vCPU is scheduled in, the
@@ -234,7 +241,7 @@ pub struct Ple {
 }
 
 impl Ple {
-    /// Seed 004's setting: gap 128, window 2048, fixed.
+    /// Seed 004's values: gap 128, window 2048, fixed (read as cycles).
     pub fn seed004() -> Ple {
         Ple {
             gap_cycles: 128,
@@ -293,7 +300,8 @@ pub struct Host {
 
 impl Host {
     /// A host of `pcpus` CPUs with 2.6.38's CFS tunables scaled by
-    /// 1 + log2(pcpus) and seed 004's clock.
+    /// 1 + log2(pcpus) and the clock of seed 004's Xeon E5606 (2.13 GHz,
+    /// Intel's rating; the seed gives no clock).
     pub fn new(pcpus: u32) -> Host {
         let factor = 1.0 + f64::from(pcpus.max(1)).log2().floor();
         Host {

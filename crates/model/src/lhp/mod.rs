@@ -2,8 +2,8 @@
 //! preemption, and seed 004's experiments on it.
 //!
 //! Seed 004 (Zhang, Zhang and Chen, *Efficient transitory co-scheduling for
-//! MP virtual machines*, Tsinghua 2014) measures, on a KVM host, what
-//! happens when a multiprocessor VM's vCPU is preempted by the host while
+//! MP virtual machines*, Tsinghua 2014) measures, on a Linux 2.6.38 host
+//! whose CFS it modified (the paper names no hypervisor), what happens when a multiprocessor VM's vCPU is preempted by the host while
 //! it holds a guest spin lock: its siblings spin for the rest of the host's
 //! time slice. No VM host is at hand here, so locklab simulates one:
 //!

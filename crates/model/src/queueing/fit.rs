@@ -2,8 +2,9 @@
 //!
 //! Seed 002 (section 5.1.2) measured total IPC throughput against the
 //! number of hardware threads and fitted the repairman model to the first
-//! 14 of 28 points (one socket), finding S = 358 and Z = 1999 cycles; it
-//! then predicted the other delays with that S. This module does the
+//! 14 of 28 points (one socket) of its 2000-cycle-delay curve, finding
+//! S = 358 and Z = 1999 cycles; it then predicted the other delays with
+//! that S. This module does the
 //! same: given points (N_i, X_i) it finds S and Z (or S alone, Z fixed)
 //! minimising the sum of squared throughput residuals
 //!

@@ -8,7 +8,9 @@
 //! Evaluation of Coarse-Grained Locking for Multicore Microkernels*, 2016,
 //! section 4) uses for seL4's big kernel lock: S the time the kernel holds
 //! the lock per system call, Z the user-level time between system calls.
-//! Its state probabilities are seed 002's equation (1),
+//! Its state probabilities are seed 002's equation (1) (the formulas
+//! themselves are lost in locklab's copy of the seed; these are the
+//! model's textbook forms),
 //!
 //! ```text
 //! P_k = P_0 · N!/(N − k)! · (S/Z)^k,    k = 0 … N,
@@ -32,10 +34,11 @@
 //!   Sevcik, *Quantitative System Performance*, 1984, ch. 5, asymptotic
 //!   bounds), where contention starts to bite.
 //!
-//! Assumptions (seed 002, section 4.2): the lock's service time does not
-//! depend on how many cores wait (true of a scalable queue lock such as
+//! Assumptions: the lock's service time does not depend on how many cores
+//! wait (seed 002, section 4.2: true of a scalable queue lock such as
 //! seL4's CLH lock and of a kernel that shares no other mutable state; not
-//! of a ticket lock, see [`super::ticket`]); delays and service times are
+//! of a ticket lock, see [`super::ticket`]); and, as any such Markov model
+//! does, delays and service times are
 //! exponentially distributed and independent; the cores are identical and
 //! nothing but the lock limits them. X(N) then never decreases with N: a
 //! big lock under this model plateaus, it does not collapse.

@@ -53,7 +53,8 @@
 //!   ([`SpinPolicy::SPIN_BUDGET_NS`]).
 //! - When patience runs out on an oversubscribed lock (others already
 //!   sleep), the spinner yields its CPU, so that a preempted owner can run
-//!   (seed 004's yield), and yields again only if the lock moved
+//!   (a user-space analogue of seed 004's yield baselines, which the host
+//!   applies to a spinning vCPU), and yields again only if the lock moved
 //!   meanwhile: an owner that is blocked rather than preempted gains
 //!   nothing from it. With nobody asleep it sleeps at once.
 //! - When the mean alone exceeds half the sleep/wake cost, the lock's
@@ -519,7 +520,8 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                 // The owner has stalled, most likely preempted. When others
                 // already sleep (the lock is oversubscribed), give our CPU
                 // away before paying for a sleep and a wake-up: the owner
-                // may be waiting for exactly this CPU (seed 004's yield).
+                // may be waiting for exactly this CPU (a user-space
+                // analogue of seed 004's host-side yields).
                 // With nobody asleep we sleep at once instead: measured at
                 // one thread per core, yielding only kept the spinner on
                 // the lock's line longer, slowing the owner.

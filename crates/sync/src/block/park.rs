@@ -3,18 +3,24 @@
 //! Adapters over any locklab spin lock. A waiter first polls the inner lock
 //! for a short, bounded time ([`SPIN_BUDGET`]); after that,
 //!
-//! - [`SpinYield`] calls `yield_now()` between attempts: the user-space
-//!   counterpart of the "yield-to-tail" baseline of seed 004 (Zhang, Zhang
-//!   & Chen, Tsinghua, 2014, §3), where a waiter that has spun too long is
-//!   put at the tail of the run queue so that a preempted holder can run.
+//! - [`SpinYield`] calls `yield_now()` between attempts: a user-space
+//!   analogue of the "yield-to-tail" (YTT) baseline of seed 004 (Zhang,
+//!   Zhang & Chen, Tsinghua, 2014, §3). YTT itself is a host run-queue
+//!   policy: on a pause-loop exit the host stops the spinning vCPU and
+//!   requeues it at the tail of its run queue, so that a preempted
+//!   lock-holding vCPU can run; here a thread yields its own CPU.
 //!   The waiter stays runnable, so nobody has to wake it, and it costs
 //!   nothing at release; but with many waiters it still burns a context
 //!   switch per attempt, and it cannot help when the holder is not on this
 //!   CPU's run queue.
 //! - [`SpinPark`] sleeps in the kernel on a futex until a release wakes it:
-//!   the user-space analogue of seed 004's deferred co-scheduling (park the
-//!   waiter until the holder has run). Release pays a fence and a load, and
-//!   a system call only when someone sleeps.
+//!   a user-space analogue of the idea behind seed 004's deferred
+//!   transitory co-scheduling (DTCS, §2.3), which is a host run-queue
+//!   policy: on a pause-loop exit the host stops the spinning vCPU and
+//!   places it in the run queue so that it runs with, or a little after,
+//!   the first sibling vCPU that may hold the lock. Here the waiter sleeps
+//!   until a release wakes it. Release pays a fence and a load, and a
+//!   system call only when someone sleeps.
 //!
 //! # Why a time budget
 //!
@@ -340,7 +346,7 @@ impl<L: SpinCore> Described for SpinYield<L> {
         family: Family::Spin,
         fair: false,
         blocking: false,
-        source: "yield-to-tail baseline of Zhang, Zhang & Chen, Efficient transitory co-scheduling for MP VMs (seed 004); Karlin et al., SOSP 1991",
+        source: "user-space analogue of the yield-to-tail host policy (YTT) of Zhang, Zhang & Chen, Efficient transitory co-scheduling for MP VMs (seed 004); Karlin et al., SOSP 1991",
         summary: "poll the inner lock for ~20 us, then sched_yield between attempts; unfair",
     };
 }
@@ -474,7 +480,7 @@ impl<L: SpinCore> Described for SpinPark<L> {
         family: Family::Blocking,
         fair: false,
         blocking: true,
-        source: "spin-then-block: Ousterhout, Scheduling Techniques for Concurrent Systems (ICDCS 1982); Karlin et al., SOSP 1991; deferred co-scheduling of seed 004",
+        source: "spin-then-block: Ousterhout, Scheduling Techniques for Concurrent Systems (ICDCS 1982); Karlin et al., SOSP 1991; a user-space analogue of the deferred co-scheduling host policy (DTCS) of seed 004",
         summary: "poll the inner lock for ~20 us, then sleep on a futex; release wakes only if someone sleeps; unfair",
     };
 }

@@ -51,8 +51,8 @@
 //! - A writer, if nobody holds and no handoff is pending, or the pending
 //!   handoff is its own. A writer that finds the lock free takes it even when
 //!   others sleep: **writer lock stealing**, as in Linux (seed 001: it breaks
-//!   writer FIFO order for throughput, since a running writer is cheaper to
-//!   admit than a sleeping one is to wake).
+//!   strict FIFO order between writers, for performance; a running writer
+//!   is cheaper to admit than a sleeping one is to wake).
 //!
 //! # Optimistic spinning
 //!
@@ -60,7 +60,7 @@
 //! the lock is writer-held, for at most [`SPIN_LIMIT`] (checked against the
 //! clock every 64 rounds; under loom one round). Spinning on *readers* is
 //! different, as seed 001 says: there is no single owner whose progress one
-//! can watch, and the readers may be many or descheduled. Linux bounds that
+//! can watch. The readers may also be many, or descheduled. Linux bounds that
 //! spin by a time threshold that grows with the reader count
 //! (`rwsem_rspin_threshold`). Here the writer stops spinning on a
 //! reader-owned lock as soon as the reader count *rises* (readers are still

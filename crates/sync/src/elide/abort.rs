@@ -97,6 +97,84 @@ impl Abort {
     pub const fn is_lock_busy(self) -> bool {
         matches!(self.explicit, Some(LOCK_BUSY))
     }
+
+    /// The one [`Cause`] this abort is tallied under.
+    pub const fn cause(self) -> Cause {
+        if self.is_lock_busy() {
+            Cause::LockBusy
+        } else if self.conflict {
+            Cause::Conflict
+        } else if self.capacity {
+            Cause::Capacity
+        } else if !self.retry {
+            Cause::RetryClear
+        } else {
+            Cause::Other
+        }
+    }
+}
+
+/// Why an abort happened, one answer per abort so that tallies add up to
+/// the aborts: the first of these that applies.
+///
+/// The status bits overlap (an `xabort` always has the retry bit clear, a
+/// capacity abort usually has), so the order matters: an explicit abort
+/// with [`LOCK_BUSY`] is the lock's own doing whatever else is set; then
+/// the two reasons the hardware names; then whatever the hardware says a
+/// retry cannot cure (interrupts, system calls, `pause` on some parts,
+/// other `xabort` codes such as [`NESTED`]); what remains had the retry
+/// bit set and no reason given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cause {
+    /// `xabort` with [`LOCK_BUSY`]: the transaction found the lock held.
+    LockBusy,
+    /// Another processor touched what the transaction had read or written.
+    Conflict,
+    /// The transaction outgrew what the hardware tracks.
+    Capacity,
+    /// Any other abort whose retry bit is clear: the hardware says trying
+    /// again cannot succeed.
+    RetryClear,
+    /// Retry bit set, no reason given.
+    Other,
+}
+
+/// Aborts counted by [`Cause`]: what [`Outcome::causes`] reports for one
+/// acquisition, and what a caller sums over many.
+///
+/// [`Outcome::causes`]: super::Outcome::causes
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Causes {
+    /// [`Cause::LockBusy`].
+    pub lock_busy: u32,
+    /// [`Cause::Conflict`].
+    pub conflict: u32,
+    /// [`Cause::Capacity`].
+    pub capacity: u32,
+    /// [`Cause::RetryClear`].
+    pub retry_clear: u32,
+    /// [`Cause::Other`].
+    pub other: u32,
+}
+
+impl Causes {
+    /// Counts one abort under its cause.
+    #[inline]
+    pub fn count(&mut self, abort: Abort) {
+        let n = match abort.cause() {
+            Cause::LockBusy => &mut self.lock_busy,
+            Cause::Conflict => &mut self.conflict,
+            Cause::Capacity => &mut self.capacity,
+            Cause::RetryClear => &mut self.retry_clear,
+            Cause::Other => &mut self.other,
+        };
+        *n += 1;
+    }
+
+    /// Every abort counted.
+    pub fn total(&self) -> u32 {
+        self.lock_busy + self.conflict + self.capacity + self.retry_clear + self.other
+    }
 }
 
 impl fmt::Display for Abort {

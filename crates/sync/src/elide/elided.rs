@@ -1,12 +1,12 @@
 //! [`Elided`]: the elision protocol over a fall-back lock `R` (acquire,
-//! try, release) and what it reports about each acquisition ([`Path`],
-//! [`Outcome`], [`ElidedGuard`]).
+//! try, release), under a [`Policy`] that says when to attempt, and what it
+//! reports about each acquisition ([`Path`], [`Outcome`], [`ElidedGuard`]).
 
 use core::fmt;
 
 use lock_api::{GuardNoSend, RawMutex};
 
-use super::{Abort, Htm, Rtm};
+use super::{Abort, Adaptive, Causes, Fixed, Htm, Next, Policy, Rtm};
 use crate::util::sync::spin_loop;
 
 /// How many aborted attempts make a thread give up and take the fall-back
@@ -18,16 +18,20 @@ pub const DEFAULT_THRESHOLD: u32 = 3;
 pub enum Path {
     /// Inside a hardware transaction; the lock was only read.
     Transaction,
-    /// On the fall-back lock, after the threshold's aborts (or, from
-    /// `try_lock`, after its one attempt).
+    /// On the fall-back lock, after the policy gave up on aborted attempts
+    /// (or, from `try_lock`, after its one attempt).
     Fallback,
+    /// On the fall-back lock without an attempt: the policy skipped
+    /// elision for this acquisition ([`Adaptive`] after an abort that
+    /// retrying cannot cure).
+    Skipped,
     /// On the fall-back lock because the hardware has no RTM: nothing was
     /// attempted.
     Unavailable,
 }
 
 /// What happened before a section started: its path, how many attempts
-/// aborted first, and the last abort's reason.
+/// aborted first, the last abort's reason, and every abort by cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Outcome {
     /// Transactional, or on the fall-back lock (and why).
@@ -36,6 +40,8 @@ pub struct Outcome {
     pub aborts: u32,
     /// The last of those aborts, if any.
     pub last_abort: Option<Abort>,
+    /// Those aborts by cause (they add up to `aborts`).
+    pub causes: Causes,
 }
 
 /// One acquisition of an [`Elided`] lock. Not `Send`: a transaction
@@ -63,25 +69,33 @@ impl<G> ElidedGuard<G> {
     }
 }
 
-/// Hardware lock elision over the lock `R`, which is the fall-back. See
-/// the module documentation.
+/// Hardware lock elision over the lock `R`, which is the fall-back, on
+/// the hardware `H`, attempting transactions as the policy `P` says
+/// ([`Fixed`]: seed 002's Fig. 1; [`Adaptive`]: glibc's). See the module
+/// documentation.
 #[derive(Debug)]
-pub struct Elided<R, H = Rtm> {
+pub struct Elided<R, H = Rtm, P = Fixed> {
     fallback: R,
     // Visible in `elide` so that its tests can read the scripted log.
     pub(super) htm: H,
+    policy: P,
     threshold: u32,
 }
 
-impl<R: RawMutex> Elided<R, Rtm> {
-    /// Elision over an unlocked `R`, with Intel RTM and the default
-    /// threshold.
+/// Elision with the [`Adaptive`] policy: `elide-adaptive(<fall-back>)`.
+pub type AdaptiveElided<R, H = Rtm> = Elided<R, H, Adaptive>;
+
+#[cfg(not(loom))]
+impl<R: RawMutex, P: Policy> Elided<R, Rtm, P> {
+    /// Elision over an unlocked `R`, with Intel RTM, the policy's defaults
+    /// and the default threshold.
     pub const fn new() -> Self {
-        Self::from_parts(R::INIT, Rtm)
+        Self::with_policy(R::INIT, Rtm, P::INIT)
     }
 }
 
-impl<R: RawMutex> Default for Elided<R, Rtm> {
+#[cfg(not(loom))]
+impl<R: RawMutex, P: Policy> Default for Elided<R, Rtm, P> {
     fn default() -> Self {
         Self::new()
     }
@@ -89,13 +103,27 @@ impl<R: RawMutex> Default for Elided<R, Rtm> {
 
 impl<R: RawMutex, H: Htm> Elided<R, H> {
     /// Elision over `fallback` (which must be unlocked) with the hardware
-    /// `htm` and the default threshold.
+    /// `htm`, the policy of Fig. 1 and the default threshold.
     pub const fn from_parts(fallback: R, htm: H) -> Self {
+        Self::with_policy(fallback, htm, Fixed)
+    }
+}
+
+impl<R: RawMutex, H: Htm, P: Policy> Elided<R, H, P> {
+    /// Elision over `fallback` (which must be unlocked) with the hardware
+    /// `htm`, the policy `policy` and the default threshold.
+    pub const fn with_policy(fallback: R, htm: H, policy: P) -> Self {
         Self {
             fallback,
             htm,
+            policy,
             threshold: DEFAULT_THRESHOLD,
         }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &P {
+        &self.policy
     }
 
     /// The same lock, giving up after `attempts` aborted transactions (0
@@ -106,7 +134,8 @@ impl<R: RawMutex, H: Htm> Elided<R, H> {
     }
 
     /// The number of aborted attempts after which a thread takes the
-    /// fall-back lock.
+    /// fall-back lock (glibc's `glibc.elision.tries`; [`Adaptive`] may give
+    /// up sooner).
     pub fn threshold(&self) -> u32 {
         self.threshold
     }
@@ -124,8 +153,12 @@ impl<R: RawMutex, H: Htm> Elided<R, H> {
             return unavailable(self.fallback.lock());
         }
         self.refuse_nesting();
+        if !self.policy.elide_lock() {
+            return self.skip();
+        }
         let mut aborts = 0;
         let mut last_abort = None;
+        let mut causes = Causes::default();
         loop {
             let abort = match self.htm.begin() {
                 Ok(()) => {
@@ -134,6 +167,7 @@ impl<R: RawMutex, H: Htm> Elided<R, H> {
                             path: Path::Transaction,
                             aborts,
                             last_abort,
+                            causes,
                         };
                         return (ElidedGuard::Transaction(GuardNoSend::new()), outcome);
                     }
@@ -145,41 +179,52 @@ impl<R: RawMutex, H: Htm> Elided<R, H> {
             };
             aborts += 1;
             last_abort = Some(abort);
-            if aborts >= self.threshold {
-                return self.give_up(aborts, abort);
-            }
-            while self.fallback.is_locked() {
-                spin_loop();
+            causes.count(abort);
+            match self.policy.after_abort(abort, aborts, self.threshold) {
+                Next::GiveUp => return self.give_up(aborts, abort, causes),
+                Next::Retry => {}
+                Next::WaitThenRetry => {
+                    while self.fallback.is_locked() {
+                        spin_loop();
+                    }
+                }
             }
         }
     }
 
-    /// Takes the lock if that needs no waiting: one transaction, else one
-    /// try of the fall-back lock.
+    /// Takes the lock if that needs no waiting: one transaction (unless the
+    /// policy skips it), else one try of the fall-back lock.
     #[inline]
     pub fn try_lock_with_outcome(&self) -> Option<(ElidedGuard<R::Guard>, Outcome)> {
         if !self.htm.available() {
             return self.fallback.try_lock().map(unavailable);
         }
         self.refuse_nesting();
+        if !self.policy.elide_try_lock() {
+            let outcome = no_attempt(Path::Skipped);
+            return self
+                .fallback
+                .try_lock()
+                .map(|g| (ElidedGuard::Fallback(g), outcome));
+        }
         let abort = match self.htm.begin() {
             Ok(()) => {
                 if !self.fallback.is_locked() {
-                    let outcome = Outcome {
-                        path: Path::Transaction,
-                        aborts: 0,
-                        last_abort: None,
-                    };
+                    let outcome = no_attempt(Path::Transaction);
                     return Some((ElidedGuard::Transaction(GuardNoSend::new()), outcome));
                 }
                 self.htm.abort_lock_busy()
             }
             Err(abort) => abort,
         };
+        self.policy.after_try_abort(abort);
+        let mut causes = Causes::default();
+        causes.count(abort);
         let outcome = Outcome {
             path: Path::Fallback,
             aborts: 1,
             last_abort: Some(abort),
+            causes,
         };
         self.fallback
             .try_lock()
@@ -218,13 +263,28 @@ impl<R: RawMutex, H: Htm> Elided<R, H> {
     }
 
     #[cold]
-    fn give_up(&self, aborts: u32, last: Abort) -> (ElidedGuard<R::Guard>, Outcome) {
+    fn give_up(
+        &self,
+        aborts: u32,
+        last: Abort,
+        causes: Causes,
+    ) -> (ElidedGuard<R::Guard>, Outcome) {
         let outcome = Outcome {
             path: Path::Fallback,
             aborts,
             last_abort: Some(last),
+            causes,
         };
         (ElidedGuard::Fallback(self.fallback.lock()), outcome)
+    }
+
+    /// The policy skipped elision: the fall-back lock, no attempt.
+    #[cold]
+    fn skip(&self) -> (ElidedGuard<R::Guard>, Outcome) {
+        (
+            ElidedGuard::Fallback(self.fallback.lock()),
+            no_attempt(Path::Skipped),
+        )
     }
 
     /// Inside a transaction, aborts it (see the module documentation).
@@ -237,11 +297,16 @@ impl<R: RawMutex, H: Htm> Elided<R, H> {
     }
 }
 
-fn unavailable<G>(guard: G) -> (ElidedGuard<G>, Outcome) {
-    let outcome = Outcome {
-        path: Path::Unavailable,
+/// The outcome of an acquisition on `path` that no abort preceded.
+fn no_attempt(path: Path) -> Outcome {
+    Outcome {
+        path,
         aborts: 0,
         last_abort: None,
-    };
-    (ElidedGuard::Fallback(guard), outcome)
+        causes: Causes::default(),
+    }
+}
+
+fn unavailable<G>(guard: G) -> (ElidedGuard<G>, Outcome) {
+    (ElidedGuard::Fallback(guard), no_attempt(Path::Unavailable))
 }

@@ -52,9 +52,20 @@
 //!   incremented before it is compared, so 0 behaves as 1, and every abort
 //!   counts whatever its cause (glibc gives up at once when the hardware
 //!   says a retry cannot succeed; Fig. 1 does not).
+//! - When to attempt and what to do after an abort is the lock's
+//!   [`Policy`]: [`Fixed`] is Fig. 1 as above (`elide(<lock>)`);
+//!   [`Adaptive`] is glibc's x86 elision (`elide-adaptive(<lock>)`): aborts
+//!   with the retry bit set are retried at once, and one with it clear (a
+//!   busy lock included) takes the lock and makes the lock's next few
+//!   acquisitions skip elision ([`Tunables`], glibc's defaults). A policy
+//!   only chooses between paths that are each exclusive, so mutual
+//!   exclusion does not depend on it.
 //! - Unlock asks the guard, not `xtest`. Fig. 1's `endTransaction` asks
-//!   `xtest`, which is right only while a thread holds one elided lock at a
-//!   time. A thread that holds lock A on its fall-back, then B in a
+//!   `xtest`, which is correct in the seed's kernel: it elides one lock,
+//!   the big kernel lock, so a thread holds at most one elided lock at a
+//!   time. A library lock can be one of several, and then `xtest` is wrong
+//!   when a thread holding two elided locks releases them out of order:
+//!   one that holds lock A on its fall-back, then B in a
 //!   transaction, and releases A first, is inside B's transaction while it
 //!   releases A: asking `xtest` would commit B early (leaving the rest of
 //!   B's section unprotected) and leave A held. The guard records which path
@@ -96,18 +107,22 @@
 
 // One file per idea.
 mod abort; // why a transaction aborted: `xabort` codes and RTM status
+mod adaptive; // the `Adaptive` policy: glibc's per-lock skip counts
 mod elided; // the protocol: `Elided`, its guard and what it reports
 mod htm; // the `Htm` trait: what elision asks of the hardware
 mod name; // `Described`: `elide(<fall-back>)` and the fall-back's facts
+mod policy; // the `Policy` trait and `Fixed`, seed 002's Fig. 1
 #[cfg(not(loom))]
 mod raw; // the `lock_api` layer: `RawMutex`, `ElidedMutex`
 mod rtm; // Intel RTM: the `Htm` of real hardware, and its instructions
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub use abort::{Abort, LOCK_BUSY, NESTED};
-pub use elided::{Elided, ElidedGuard, Outcome, Path, DEFAULT_THRESHOLD};
+pub use abort::{Abort, Cause, Causes, LOCK_BUSY, NESTED};
+pub use adaptive::{Adaptive, Tunables};
+pub use elided::{AdaptiveElided, Elided, ElidedGuard, Outcome, Path, DEFAULT_THRESHOLD};
 pub use htm::Htm;
+pub use policy::{Fixed, Next, Policy};
 #[cfg(not(loom))]
-pub use raw::{lock_mutex_with_outcome, ElidedMutex};
+pub use raw::{lock_mutex_with_outcome, AdaptiveElidedMutex, ElidedMutex};
 pub use rtm::{rtm_available, Rtm};

@@ -1,19 +1,21 @@
 //! What an [`Elided`] lock says about itself ([`Described`]): its name,
-//! `elide(<fall-back>)`, spelt at compile time, and the fall-back's facts.
+//! `elide(<fall-back>)` or `elide-adaptive(<fall-back>)` after its policy,
+//! spelt at compile time, and the fall-back's facts.
 
-use super::Elided;
+use super::{Elided, Policy};
 use crate::info::{Described, LockInfo};
 
-/// Longest `elide(<name>)` that [`Described`] can spell.
+/// Longest `<policy>(<name>)` that [`Described`] can spell.
 const NAME_CAP: usize = 64;
 
-/// `elide(<name>)` for the lock `R`, spelt at compile time: a generic
-/// `&'static str` cannot be `concat!`ed, so the bytes are copied into a
-/// fixed buffer by a `const fn` and the name borrows its filled prefix.
-struct Name<R>(core::marker::PhantomData<R>);
+/// `<policy>(<name>)` for the lock `R` under the policy `P`, spelt at
+/// compile time: a generic `&'static str` cannot be `concat!`ed, so the
+/// bytes are copied into a fixed buffer by a `const fn` and the name
+/// borrows its filled prefix.
+struct Name<R, P>(core::marker::PhantomData<(R, P)>);
 
-impl<R: Described> Name<R> {
-    const FILLED: ([u8; NAME_CAP], usize) = spell(["elide(", R::INFO.name, ")"]);
+impl<R: Described, P: Policy> Name<R, P> {
+    const FILLED: ([u8; NAME_CAP], usize) = spell([P::NAME, "(", R::INFO.name, ")"]);
     const BYTES: &'static [u8; NAME_CAP] = &Self::FILLED.0;
     const STR: &'static str = match core::str::from_utf8(Self::BYTES.split_at(Self::FILLED.1).0) {
         Ok(s) => s,
@@ -22,7 +24,7 @@ impl<R: Described> Name<R> {
 }
 
 /// Joins `parts` into a buffer: the bytes and how many are used.
-const fn spell(parts: [&str; 3]) -> ([u8; NAME_CAP], usize) {
+const fn spell(parts: [&str; 4]) -> ([u8; NAME_CAP], usize) {
     let mut buf = [0u8; NAME_CAP];
     let mut len = 0;
     let mut p = 0;
@@ -40,15 +42,15 @@ const fn spell(parts: [&str; 3]) -> ([u8; NAME_CAP], usize) {
     (buf, len)
 }
 
-impl<R: Described, H> Described for Elided<R, H> {
+impl<R: Described, H, P: Policy> Described for Elided<R, H, P> {
     // The family and blocking of the fall-back lock, which is what waits;
     // never fair, since transactions pass the fall-back's queue.
     const INFO: LockInfo = LockInfo {
-        name: Name::<R>::STR,
+        name: Name::<R, P>::STR,
         family: R::INFO.family,
         fair: false,
         blocking: R::INFO.blocking,
-        source: "speculative lock elision: Rajwar & Goodman, MICRO 2001; Intel TSX/RTM (Intel SDM vol. 1 ch. 16); kernel transaction code of seed 002 (Elphinstone et al. 2016, Fig. 1); 3 attempts as glibc's x86 elision",
-        summary: "run the section in an RTM transaction that only reads the lock; after 3 aborts by default (waiting for the lock to be free between them) take the lock; without RTM, the lock alone",
+        source: P::SOURCE,
+        summary: P::SUMMARY,
     };
 }

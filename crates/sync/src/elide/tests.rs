@@ -16,6 +16,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+// The adaptive policy, against the same scripted hardware.
+mod adaptive;
+
 const CONFLICT: Abort = Abort::from_status(STATUS_CONFLICT | STATUS_RETRY);
 const CAPACITY: Abort = Abort::from_status(STATUS_CAPACITY);
 const RETRY: Abort = Abort::from_status(STATUS_RETRY);
@@ -211,11 +214,15 @@ fn elided(
     Elided::from_parts(Probe::INIT, Scripted::new(script, then)).with_threshold(threshold)
 }
 
-fn outcome(path: Path, aborts: u32, last_abort: Option<Abort>) -> Outcome {
+/// The outcome of an acquisition on `path` after `aborts`, in order.
+fn outcome(path: Path, aborts: &[Abort]) -> Outcome {
+    let mut causes = Causes::default();
+    aborts.iter().for_each(|&a| causes.count(a));
     Outcome {
         path,
-        aborts,
-        last_abort,
+        aborts: aborts.len() as u32,
+        last_abort: aborts.last().copied(),
+        causes,
     }
 }
 
@@ -225,8 +232,8 @@ fn the_threshold_is_honoured_and_then_the_fallback_is_held_and_released() {
         let l = elided(ABORTS.map(Err), Err(CONFLICT), threshold);
         let (g, o) = l.lock_with_outcome();
         assert!(!g.is_transaction());
-        let last = ABORTS[threshold as usize - 1];
-        assert_eq!(o, outcome(Path::Fallback, threshold, Some(last)));
+        assert_eq!(o, outcome(Path::Fallback, &ABORTS[..threshold as usize]));
+        assert_eq!(o.causes.total(), threshold, "one cause per abort");
         assert_eq!(l.htm.begins(), threshold as usize, "attempts");
         assert!(l.fallback().is_locked());
         assert_eq!(l.fallback().locks(), 1);
@@ -239,7 +246,7 @@ fn the_threshold_is_honoured_and_then_the_fallback_is_held_and_released() {
     // 0 acts as 1, as in Fig. 1.
     let l = elided([], Err(CONFLICT), 0);
     let (g, o) = l.lock_with_outcome();
-    assert_eq!(o, outcome(Path::Fallback, 1, Some(CONFLICT)));
+    assert_eq!(o, outcome(Path::Fallback, &[CONFLICT]));
     // SAFETY: held, on this thread.
     unsafe { l.release(g) };
 }
@@ -254,14 +261,7 @@ fn after_fewer_aborts_than_the_threshold_the_section_is_a_transaction() {
         );
         let (g, o) = l.lock_with_outcome();
         assert!(g.is_transaction(), "after {k} aborts");
-        assert_eq!(
-            o,
-            outcome(
-                Path::Transaction,
-                k as u32,
-                k.checked_sub(1).map(|i| ABORTS[i])
-            )
-        );
+        assert_eq!(o, outcome(Path::Transaction, &ABORTS[..k]));
         assert!(l.htm.in_transaction());
         assert_eq!(l.fallback().locks(), 0, "the fall-back was only read");
         // SAFETY: held, on this thread.
@@ -306,7 +306,7 @@ fn a_retry_waits_until_the_fallback_is_free() {
         "begun again while the fall-back was held"
     );
     assert!(g.is_transaction());
-    assert_eq!(o, outcome(Path::Transaction, 1, Some(CONFLICT)));
+    assert_eq!(o, outcome(Path::Transaction, &[CONFLICT]));
     // SAFETY: held, on this thread.
     unsafe { l.release(g) };
 }
@@ -343,7 +343,7 @@ fn a_transaction_that_finds_the_fallback_held_aborts_with_lock_busy() {
         ]
     );
     assert!(g.is_transaction());
-    assert_eq!(o, outcome(Path::Transaction, 1, Some(Abort::LOCK_BUSY)));
+    assert_eq!(o, outcome(Path::Transaction, &[Abort::LOCK_BUSY]));
     assert!(o.last_abort.unwrap().is_lock_busy());
     // SAFETY: held, on this thread.
     unsafe { l.release(g) };
@@ -355,7 +355,7 @@ fn without_rtm_every_acquisition_goes_straight_to_the_fallback() {
     // `Scripted::unavailable` fails the test on any RTM instruction.
     let l = Elided::from_parts(Probe::<RawTicket>::INIT, Scripted::unavailable());
     let (g, o) = l.lock_with_outcome();
-    assert_eq!(o, outcome(Path::Unavailable, 0, None));
+    assert_eq!(o, outcome(Path::Unavailable, &[]));
     assert!(!g.is_transaction());
     assert!(l.fallback().is_locked());
     assert!(l.try_lock_with_outcome().is_none(), "held");
@@ -363,7 +363,7 @@ fn without_rtm_every_acquisition_goes_straight_to_the_fallback() {
     unsafe { l.release(g) };
     assert_eq!(l.fallback().unlocks(), 1);
     let (g, o) = l.try_lock_with_outcome().expect("free");
-    assert_eq!(o, outcome(Path::Unavailable, 0, None));
+    assert_eq!(o, outcome(Path::Unavailable, &[]));
     // SAFETY: held, on this thread.
     unsafe { l.release(g) };
     assert_eq!(l.fallback().locks(), 2);
@@ -375,11 +375,11 @@ fn try_lock_makes_one_attempt_then_tries_the_fallback() {
     let l = elided([Ok(()), Err(CAPACITY)], Ok(()), 3);
     let (g, o) = l.try_lock_with_outcome().expect("free");
     assert!(g.is_transaction());
-    assert_eq!(o, outcome(Path::Transaction, 0, None));
+    assert_eq!(o, outcome(Path::Transaction, &[]));
     // SAFETY: held, on this thread.
     unsafe { l.release(g) };
     let (g, o) = l.try_lock_with_outcome().expect("free");
-    assert_eq!(o, outcome(Path::Fallback, 1, Some(CAPACITY)));
+    assert_eq!(o, outcome(Path::Fallback, &[CAPACITY]));
     assert!(l.try_lock_with_outcome().is_none(), "held by this thread");
     // SAFETY: held, on this thread.
     unsafe { l.release(g) };
@@ -510,7 +510,7 @@ fn rtm_does_nothing_where_the_cpu_lacks_it() {
     assert_eq!(Rtm.abort_lock_busy(), Abort::LOCK_BUSY);
     let m = ElidedMutex::<RawTicket, u32>::new(1);
     let (g, o) = lock_mutex_with_outcome(&m);
-    assert_eq!((*g, o), (1, outcome(Path::Unavailable, 0, None)));
+    assert_eq!((*g, o), (1, outcome(Path::Unavailable, &[])));
 }
 
 #[test]
@@ -596,6 +596,35 @@ fn abort_status_decodes_and_prints() {
         "explicit 0x01+nested"
     );
     assert_eq!(NO_REASON.to_string(), "no reason given");
+}
+
+#[test]
+fn each_abort_has_one_cause_and_tallies_add_up() {
+    let nested = Abort::xabort(NESTED);
+    let both = Abort::from_status(STATUS_CONFLICT | STATUS_CAPACITY | STATUS_RETRY);
+    for (a, cause) in [
+        (Abort::LOCK_BUSY, Cause::LockBusy),
+        (CONFLICT, Cause::Conflict),
+        (both, Cause::Conflict),
+        (CAPACITY, Cause::Capacity),
+        (NO_REASON, Cause::RetryClear),
+        (nested, Cause::RetryClear),
+        (RETRY, Cause::Other),
+    ] {
+        assert_eq!(a.cause(), cause, "{a}");
+    }
+    let mut c = Causes::default();
+    for a in ABORTS.into_iter().chain([nested, both]) {
+        c.count(a);
+    }
+    let expect = Causes {
+        lock_busy: 1,
+        conflict: 2,
+        capacity: 1,
+        retry_clear: 2,
+        other: 1,
+    };
+    assert_eq!((c, c.total()), (expect, 7));
 }
 
 #[test]

@@ -19,8 +19,12 @@
 //! scaled linearly, but slow on a single CPU, and replaced by RCU in 2.5.
 //! Its successor `lglock` (`include/linux/lglock.h` from 2.6.36, later
 //! `kernel/locking/lglock.c`, removed in the 4.x series) kept a per-CPU
-//! spinlock instead, the writer taking all of them. Peters et al. (seed 000) use a big reader lock (after Corbet) in
-//! seL4 so that read-only kernel entries touch only local state. Hsieh &
+//! spinlock instead, the writer taking all of them. Peters et al. (seed 000)
+//! replace seL4's big kernel lock with a big reader lock (after Corbet),
+//! which lets every core take the read side touching only local state; the
+//! IPC path, which writes thread control blocks and endpoints, runs under
+//! the read side with fine-grained ticket locks on those objects, and the
+//! less frequent system calls take the writer side. Hsieh &
 //! Weihl, "Scalable reader-writer locks for parallel systems" (IPPS 1992),
 //! give the per-processor-reader-lock design and its writer cost. Seed 001
 //! (Bueso) names the trade-off all of these make: read-mostly primitives keep

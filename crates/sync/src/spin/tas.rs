@@ -2,8 +2,9 @@
 //!
 //! The simplest lock: every attempt is an atomic swap of `true` into one
 //! shared flag, so every waiting CPU keeps pulling the cache line over in
-//! exclusive state; seed 001 (Bueso) uses it as the baseline that CCAS and the
-//! queue locks improve on.
+//! exclusive state. Seed 001 (Bueso) starts from the same kind of lock, a
+//! loop of compare-and-swap attempts, which CCAS and the queue locks
+//! improve on.
 //!
 //! Orderings: the winning swap is `Acquire`, so the critical section cannot
 //! float above it and sees everything the previous owner wrote; the release

@@ -7,9 +7,11 @@
 //! it waits. It is the sequencer/eventcount pair of Reed & Kanodia (CACM
 //! 1979) as a spin lock, analysed by Mellor-Crummey & Scott (ACM TOCS 9(1),
 //! 1991) and used for Linux's spinlocks from 2.6.25 until qspinlock; seed 001
-//! (Bueso) describes it as the common answer to starvation and notes its
-//! cost: every release invalidates every waiter's copy of `owner`, so
-//! hand-over time grows with the number of waiters.
+//! (Bueso) describes ticket locks as the widely used answer to starvation,
+//! at the price of a greater sensitivity to preemption. Its other cost, in
+//! Mellor-Crummey & Scott's analysis: every release invalidates every
+//! waiter's copy of `owner`, so hand-over time grows with the number of
+//! waiters.
 //!
 //! The guard carries the holder's ticket, and only the holder ever writes
 //! `owner`, so release is a plain `Release` store of `ticket + 1` rather

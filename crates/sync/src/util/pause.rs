@@ -27,12 +27,13 @@
 //! speed; with the same waits timed by the counter, a look at the clock
 //! after every hint or two, it never did (README, "Sleeping locks"). The
 //! mechanism is not known. The obvious suspect is the hypervisor's
-//! pause-loop exiting, which seed 004 describes: the CPU counts `pause`
-//! instructions executed less than `PLE_GAP` cycles apart (128 in that
-//! paper) and traps to the hypervisor once a loop exceeds `PLE_WIN` (2048
-//! there), taking the spinner for a lock-holder-preemption victim; but the
-//! clocked wait also issues its hints less than 128 cycles apart, so the
-//! suspicion is unproven. Reading the clock costs a few nanoseconds per hint
+//! pause-loop exiting, which seed 004 describes: `PLE_GAP` is the time
+//! between two consecutive `pause`s (128 in that paper) and `PLE_WIN` the
+//! most `pause`s a spin loop executes in normal running (2048 there); a
+//! spinner that executes more is taken for a lock-holder-preemption victim
+//! and the hardware signals it. (Intel VT-x counts both in TSC cycles and
+//! exits to the hypervisor.) But the clocked wait also issues its hints
+//! less than 128 cycles apart, so the suspicion is unproven. Reading the clock costs a few nanoseconds per hint
 //! group, which a spinner can afford.
 //!
 //! Under loom there is no time. Each [`relax_ns`] is one yield to the

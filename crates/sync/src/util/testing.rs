@@ -74,7 +74,9 @@ pub fn hammer<R: RawMutex + Sync>(threads: usize, iters: u64) {
 /// spinning threads than free cores (four threads, a two-core machine, other
 /// tests in parallel), a FIFO lock hands over to preempted waiters while the
 /// running ones spin out their time slices: without the yield a run of the
-/// fair locks took minutes (lock-holder/waiter preemption, seed 004). The
+/// fair locks took minutes (waiter preemption: seed 001 notes that fair
+/// locks are more sensitive to preemption, since the waiters behind a
+/// preempted next-in-line wait for it to be scheduled again). The
 /// yield lets a granted waiter run; the threads still contend.
 pub fn hammer_yielding<R: RawMutex + Sync>(raw: R, threads: usize, iters: u64) {
     hammer_raw("hammer_yielding", raw, threads, iters, true);

@@ -4,9 +4,15 @@
 //! transactions would give no isolation (loom runs them as plain code), so
 //! a committing transaction is not modelled here; the retry logic around
 //! it is tested in `elide.rs` with scripted hardware.
+//!
+//! The adaptive policy is checked the same way on hardware whose every
+//! abort has the retry bit clear, so each acquisition either aborts once
+//! and sets the lock's skip count or skips and counts it down: the count's
+//! `Relaxed` loads and stores race (updates get lost), and the fall-back
+//! must keep the threads apart whatever they read.
 
 use crate::harness::{self, ModelLock};
-use locklab::elide::{Abort, Elided, ElidedGuard, Htm, Path};
+use locklab::elide::{Abort, Adaptive, Elided, ElidedGuard, Htm, Path, Tunables};
 use locklab::{RawTicket, Ticket};
 
 /// `RawTicket` as a `lock_api::RawMutex`, which the library leaves out
@@ -99,6 +105,80 @@ impl ModelLock for Elided<Fallback, NeverCommits> {
 
 type Model = Elided<Fallback, NeverCommits>;
 
+/// Transactional hardware on which every transaction aborts at once, and
+/// says that a retry cannot succeed (a capacity abort).
+struct NeverRetries;
+
+const CAPACITY: Abort = Abort::from_status(0b1000);
+
+// SAFETY: as for `NeverCommits`.
+unsafe impl Htm for NeverRetries {
+    const INIT: Self = NeverRetries;
+
+    fn available(&self) -> bool {
+        true
+    }
+
+    fn begin(&self) -> Result<(), Abort> {
+        Err(CAPACITY)
+    }
+
+    unsafe fn end(&self) {
+        unreachable!("no transaction ever started")
+    }
+
+    fn abort_lock_busy(&self) -> Abort {
+        unreachable!("no transaction ever started")
+    }
+
+    fn abort_nested(&self) -> Abort {
+        unreachable!("no transaction ever started")
+    }
+
+    fn in_transaction(&self) -> bool {
+        false
+    }
+}
+
+/// One skip after each abort, so that with two rounds per thread both
+/// paths are taken.
+const SKIP_ONE: Tunables = Tunables {
+    skip_lock_busy: 1,
+    skip_lock_internal_abort: 1,
+    skip_trylock_internal_abort: 1,
+};
+
+type AdaptiveModel = Elided<Fallback, NeverRetries, Adaptive>;
+
+impl ModelLock for AdaptiveModel {
+    type Token = ElidedGuard<Ticket>;
+    fn new() -> Self {
+        Elided::with_policy(
+            Fallback(RawTicket::new()),
+            NeverRetries,
+            Adaptive::with_tunables(SKIP_ONE),
+        )
+    }
+    fn acquire(&self) -> Self::Token {
+        let (guard, outcome) = self.lock_with_outcome();
+        match outcome.path {
+            // The first abort ends the attempts.
+            Path::Fallback => assert_eq!(outcome.aborts, 1),
+            Path::Skipped => assert_eq!(outcome.aborts, 0),
+            p => panic!("{p:?}"),
+        }
+        guard
+    }
+    fn try_acquire(&self) -> Option<Self::Token> {
+        self.try_lock_with_outcome().map(|(guard, _)| guard)
+    }
+    fn release(&self, guard: Self::Token) {
+        // SAFETY: the harness releases only what it acquired, on the
+        // thread that acquired it.
+        unsafe { Elided::release(self, guard) }
+    }
+}
+
 #[test]
 fn elide_fallback_two_threads_twice() {
     harness::mutual_exclusion::<Model>(2, 2);
@@ -107,4 +187,14 @@ fn elide_fallback_two_threads_twice() {
 #[test]
 fn elide_fallback_try_against_lock() {
     harness::try_against_lock::<Model>();
+}
+
+#[test]
+fn elide_adaptive_skips_race_two_threads_twice() {
+    harness::mutual_exclusion::<AdaptiveModel>(2, 2);
+}
+
+#[test]
+fn elide_adaptive_try_against_lock() {
+    harness::try_against_lock::<AdaptiveModel>();
 }

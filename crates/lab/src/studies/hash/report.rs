@@ -2,8 +2,9 @@
 //! threads with ratios to the baselines of the same run (`none` at 0 %
 //! updates, and `bucket-rw`), the details at the largest thread count, and
 //! each strategy's crossovers with `bucket-rw`: the update fractions where
-//! it gets ahead of it or falls behind (seed 003 puts RCU's fall near one
-//! third).
+//! it gets ahead of it or falls behind (seed 003 gives no such crossover:
+//! it says RCU is the best choice overall while updates are fewer than
+//! about a third of accesses, "只要更新访问少于约三分之一,RCU 总体而言是最佳选择").
 
 use std::fmt::Write as _;
 

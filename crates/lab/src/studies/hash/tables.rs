@@ -17,8 +17,9 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The spin lock of `global-spin`, `bucket-spin`, `refcnt` and the writers
-/// of `seqlock`: test-and-test-and-set, the shape of the x86 spinlock of
-/// Linux 2.5 that seed 003 measured (`lock; decb`, then spin reading).
+/// of `seqlock`: test-and-test-and-set, the shape of Linux 2.5's x86
+/// spinlock (`lock; decb`, then spin reading), the kernel of seed 003's
+/// measurements (the seed does not show its spinlock's code).
 pub type SpinLock = Exclusive<Raw<locklab::RawTtas>>;
 
 struct Node {
@@ -59,7 +60,7 @@ impl Chain {
                 Some(n) if n.key == key => {
                     let next = n.next.take();
                     // The old element is freed here, inside the critical
-                    // section, as the seed's rwlock and spinlock tables do.
+                    // section: no reader can hold it while the lock is held.
                     *link = Some(Box::new(Node { key, value, next }));
                     return true;
                 }

@@ -10,9 +10,10 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct IpcArgs {
     /// Kernel variants: `all`, or comma-separated names: none, bkl, fine,
-    /// elide; bkl and elide take a mutex of the library in parentheses,
-    /// e.g. bkl(ticket) (default clh). Default: none, bkl, fine, and elide
-    /// where the CPU has RTM.
+    /// elide, elide-adaptive; bkl and the elide variants take a mutex of
+    /// the library in parentheses, e.g. bkl(ticket) (default clh).
+    /// Default: none, bkl, fine, and elide and elide-adaptive where the CPU
+    /// has RTM.
     #[arg(long)]
     pub variants: Option<String>,
     /// Measurements: `all`, or comma-separated: single (one-way IPC cost on

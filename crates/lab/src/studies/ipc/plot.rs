@@ -2,7 +2,7 @@
 //! throughput of the multicore ping-pong against cores, one colour per
 //! server delay and one marker per kernel variant (medians, whiskers
 //! min–max), with the machine-repairman model fitted to all of a big lock's
-//! curves at once (one S, Z = z₀ + delay/2) drawn dashed for each delay and
+//! curves at once (one S, and locklab's Z = z₀ + delay/2) drawn dashed for each delay and
 //! carried past the measured cores — the prediction of how far the big lock
 //! would scale on a machine with more of them.
 
@@ -55,8 +55,10 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let measured_max = multi.iter().map(|p| p.threads).max().unwrap_or(1);
     let x_max = (4 * measured_max).clamp(8, MAX_X).max(measured_max);
 
-    // One fit per big lock over all its delays (one S, Z = z₀ + d/2), as
-    // seed 002 predicted every delay from one S; a line per delay.
+    // One fit per big lock over all its delays (one S, Z = z₀ + d/2). The
+    // one S is seed 002's (it predicted every delay from the S of one
+    // curve, fitted with Z ≈ d); Z = z₀ + d/2 is locklab's rule for its own
+    // ping-pong. A line per delay.
     let mut fits: Vec<FamilyFit> = Vec::new();
     let mut lines: Vec<ModelLine> = Vec::new();
     for v in variants.iter().filter(|v| v.starts_with("bkl(")) {

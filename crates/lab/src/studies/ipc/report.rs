@@ -42,14 +42,45 @@ pub fn hold(p: &Point) -> f64 {
     p.stat(hold_ticks).0
 }
 
-/// Elision outcomes summed over repetitions: (transactions, fall-backs, aborts).
-fn elision(p: &Point) -> (u64, u64, u64) {
-    p.reps
-        .iter()
+/// Elision outcomes summed over repetitions (and points): the elision
+/// counters of [`IpcMetrics`], the others left at 0.
+fn elision<'a>(points: impl IntoIterator<Item = &'a Point>) -> IpcMetrics {
+    points
+        .into_iter()
+        .flat_map(|p| &p.reps)
         .filter_map(|r| r.metrics_of::<IpcMetrics>())
-        .fold((0, 0, 0), |(e, f, a), m| {
-            (e + m.elided, f + m.fallbacks, a + m.aborts)
+        .fold(IpcMetrics::default(), |t, m| IpcMetrics {
+            elided: t.elided + m.elided,
+            fallbacks: t.fallbacks + m.fallbacks,
+            aborts: t.aborts + m.aborts,
+            abort_lock_busy: t.abort_lock_busy + m.abort_lock_busy,
+            abort_conflict: t.abort_conflict + m.abort_conflict,
+            abort_capacity: t.abort_capacity + m.abort_capacity,
+            abort_retry_clear: t.abort_retry_clear + m.abort_retry_clear,
+            abort_other: t.abort_other + m.abort_other,
+            skipped: t.skipped + m.skipped,
+            ..IpcMetrics::default()
         })
+}
+
+/// The aborts by cause, in words (`None` for runs stored before causes
+/// were counted: they do not add up to the aborts).
+fn causes_text(m: &IpcMetrics) -> Option<String> {
+    let parts = [
+        (m.abort_conflict, "conflict"),
+        (m.abort_capacity, "capacity"),
+        (m.abort_lock_busy, "lock busy"),
+        (m.abort_retry_clear, "retry bit clear"),
+        (m.abort_other, "other"),
+    ];
+    let sum: u64 = parts.iter().map(|p| p.0).sum();
+    (sum == m.aborts).then(|| {
+        parts
+            .iter()
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
 }
 
 /// The point of `none` that `p` compares with (same mode, cores, delay).
@@ -222,19 +253,28 @@ pub fn tables(out: &mut String, meta: &RunMeta, points: &[&Point]) {
     }
 
     for v in variants.iter().filter(|v| v.starts_with("elide")) {
-        let (e, f, a) = points
-            .iter()
-            .filter(|p| p.lock == *v)
-            .map(|p| elision(p))
-            .fold((0, 0, 0), |(x, y, z), (e, f, a)| (x + e, y + f, z + a));
+        let m = elision(points.iter().copied().filter(|p| p.lock == *v));
+        let (e, f, a) = (m.elided, m.fallbacks, m.aborts);
         let path = if e == 0 {
             " — it ran the fall-back path only"
         } else {
             ""
         };
+        // The adaptive policy's entries that did not attempt at all.
+        let skipped = if v.starts_with("elide-adaptive") || m.skipped > 0 {
+            format!(" ({} without attempting)", m.skipped)
+        } else {
+            String::new()
+        };
+        let causes = if a == 0 {
+            String::new()
+        } else {
+            causes_text(&m).map_or_else(String::new, |c| format!(" ({c})"))
+        };
         let _ = writeln!(
             out,
-            "\n{v}: {e} kernel entries ran as transactions, {f} on the fall-back lock, {a} aborts{path}"
+            "\n{v}: {e} kernel entries ran as transactions, {f} on the fall-back lock{skipped}, \
+             {a} aborts{causes}{path}"
         );
     }
 }
@@ -243,7 +283,7 @@ pub fn tables(out: &mut String, meta: &RunMeta, points: &[&Point]) {
 pub fn point_json(meta: &RunMeta, p: &Point, all: &[&Point]) -> Value {
     let tpn = ticks_per_ns(meta);
     let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
-    let (e, f, a) = elision(p);
+    let m = elision([p]);
     json!({
         "mode": mode(p),
         "delay_ns": delay_ns(p),
@@ -255,8 +295,16 @@ pub fn point_json(meta: &RunMeta, p: &Point, all: &[&Point]) -> Value {
         "throughput_vs_none": vs_none(p, all).map_or(Value::Null, |r| json!(r)),
         "hold_cycles": num(hold(p)),
         "hold_ns": num(hold(p) / tpn),
-        "elided": e,
-        "fallbacks": f,
-        "aborts": a,
+        "elided": m.elided,
+        "fallbacks": m.fallbacks,
+        "aborts": m.aborts,
+        "skipped": m.skipped,
+        "abort_causes": {
+            "conflict": m.abort_conflict,
+            "capacity": m.abort_capacity,
+            "lock_busy": m.abort_lock_busy,
+            "retry_clear": m.abort_retry_clear,
+            "other": m.abort_other,
+        },
     })
 }

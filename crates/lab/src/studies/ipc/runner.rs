@@ -2,8 +2,8 @@
 //! 002, under each kernel concurrency control.
 //!
 //! - `single`: one core, one client/server pair, no delay: the one-way IPC
-//!   cost of each variant and its overhead over `none` (seed 000 Fig. 1,
-//!   seed 002 Fig. 3).
+//!   cost of each variant and its overhead over `none` (seed 002 Fig. 3
+//!   measured one-way IPC too; seed 000 Fig. 1 measured the round trip).
 //! - `multi`: one pair per core on its own endpoint, the server working an
 //!   exponential delay between receiving and replying (seed 002 §5.1.2):
 //!   total IPC throughput against cores for each delay.
@@ -11,7 +11,7 @@
 //!   server receives on, so fine-grained locks contend too.
 //! - `hold`: the `multi` set-up at the first delay with every kernel
 //!   critical section timed (seed 002 measured 164 cycles on one core and
-//!   323–613 on several for its big lock).
+//!   323–613 at four or more threads for its big lock).
 //!
 //! After every repetition the kernel's invariants are checked; a broken one
 //! fails the run.
@@ -20,7 +20,8 @@ use crate::clock::ns_to_ticks;
 use crate::error::{LabError, Result};
 use crate::measure::{settle_for, Hooks, Window};
 use crate::results::{Rep, StudyMetrics};
-use locklab_kernel::cc::{Bkl, Concurrency, Elide, Fine, NoLock};
+use locklab::elide::Policy;
+use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
 use locklab_kernel::check::{check_kernel, check_programs};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
@@ -118,9 +119,10 @@ where
     }
 }
 
-impl<M> Variant for Elide<M>
+impl<M, P> Variant for Elide<M, P>
 where
     M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
+    P: Policy + Send + Sync + 'static,
 {
     fn make() -> Self {
         Elide::new(M::INFO.name)
@@ -227,6 +229,12 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
         elided: total.elided,
         fallbacks: total.fallbacks,
         aborts: total.aborts,
+        abort_lock_busy: total.abort_lock_busy,
+        abort_conflict: total.abort_conflict,
+        abort_capacity: total.abort_capacity,
+        abort_retry_clear: total.abort_retry_clear,
+        abort_other: total.abort_other,
+        skipped: total.skipped,
     });
     Ok(rep)
 }
@@ -248,65 +256,96 @@ pub fn hold_ticks(r: &Rep) -> f64 {
     }
 }
 
+/// What a study runs a kernel variant with: a function monomorphized for
+/// the variant's type, so that every study of the emulated kernel parses
+/// `--variants` here ([`parse_variants_for`]) and gets each variant's own
+/// compiled kernel.
+pub trait KernelRun {
+    /// The function (a plain `fn` pointer).
+    type Run: Copy;
+    /// The function for variant `C`.
+    fn of<C: Variant>() -> Self::Run;
+}
+
+/// `bench ipc`'s repetition.
+pub struct IpcRuns;
+
+impl KernelRun for IpcRuns {
+    type Run = IpcRun;
+    fn of<C: Variant>() -> IpcRun {
+        run_rep::<C>
+    }
+}
+
 /// The kernel's big lock over one of locklab's own mutexes: plain and
 /// elided. Peers have none: their guards borrow the mutex, and the kernel's
 /// lock is taken and released in different places.
-struct BigLock {
-    /// The mutex's name.
-    name: &'static str,
+struct BigLock<F> {
     /// `bkl(name)`.
-    bkl: IpcRun,
+    bkl: F,
     /// `elide(name)`.
-    elide: IpcRun,
+    elide: F,
+    /// `elide-adaptive(name)`.
+    elide_adaptive: F,
 }
 
-/// A big lock for each of locklab's own mutexes, monomorphized by the
-/// registry's visitor.
-fn big_locks() -> &'static [BigLock] {
-    struct Own(Vec<BigLock>);
-    impl crate::registry::MutexVisitor for Own {
+/// The big lock over locklab's own mutex `name`, monomorphized by the
+/// registry's visitor for study `K`.
+fn big_lock<K: KernelRun>(name: &str) -> Option<BigLock<K::Run>> {
+    struct Own<'a, K: KernelRun>(&'a str, Option<BigLock<K::Run>>);
+    impl<K: KernelRun> crate::registry::MutexVisitor for Own<'_, K> {
         fn visit<L: crate::lablock::LabLock>(&mut self, _: locklab::LockInfo, _: bool) {}
         fn own<R>(&mut self)
         where
             R: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
         {
-            self.0.push(BigLock {
-                name: R::INFO.name,
-                bkl: run_rep::<Bkl<R>>,
-                elide: run_rep::<Elide<R>>,
-            });
+            if R::INFO.name == self.0 && self.1.is_none() {
+                self.1 = Some(BigLock {
+                    bkl: K::of::<Bkl<R>>(),
+                    elide: K::of::<Elide<R>>(),
+                    elide_adaptive: K::of::<ElideAdaptive<R>>(),
+                });
+            }
         }
     }
-    static ALL: std::sync::OnceLock<Vec<BigLock>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| {
-        let mut v = Own(Vec::new());
-        crate::registry::visit_mutexes(&mut v);
-        v.0
-    })
+    let mut v = Own::<K>(name, None);
+    crate::registry::visit_mutexes(&mut v);
+    v.1
 }
 
-/// A kernel variant chosen by name: `none`, `fine`, `bkl(L)`, `elide(L)`.
+/// A kernel variant chosen by name: `none`, `fine`, `bkl(L)`, `elide(L)`,
+/// `elide-adaptive(L)`, with what a study runs it with (`F`, see [`KernelRun`]).
 #[derive(Clone)]
-pub struct IpcVariant {
+pub struct KernelVariant<F> {
     /// The stored name, e.g. `bkl(clh)`.
     pub name: String,
     /// Its repetition.
-    pub run: IpcRun,
+    pub run: F,
     /// Whether it elides its lock with hardware transactions.
     pub elides: bool,
 }
+
+/// A kernel variant of `bench ipc`.
+pub type IpcVariant = KernelVariant<IpcRun>;
 
 /// The big lock when a variant names none.
 pub const DEFAULT_LOCK: &str = "clh";
 
 /// Every variant name, for messages.
-pub const VARIANT_NAMES: &str = "none, bkl, bkl(LOCK), fine, elide, elide(LOCK)";
+pub const VARIANT_NAMES: &str =
+    "none, bkl, bkl(LOCK), fine, elide, elide(LOCK), elide-adaptive, elide-adaptive(LOCK)";
 
 /// Parses `--variants`: `all` or comma-separated names (duplicates dropped,
-/// order kept); `bkl` and `elide` take a mutex of the library in
-/// parentheses (default clh).
+/// order kept); `bkl`, `elide` and `elide-adaptive` take a mutex of the
+/// library in parentheses (default clh).
 pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
-    let mut out: Vec<IpcVariant> = Vec::new();
+    parse_variants_for::<IpcRuns>(list)
+}
+
+/// [`parse_variants`] for any study of the emulated kernel (`K` says what
+/// it runs each variant with).
+pub fn parse_variants_for<K: KernelRun>(list: &str) -> Result<Vec<KernelVariant<K::Run>>> {
+    let mut out: Vec<KernelVariant<K::Run>> = Vec::new();
     for name in list.split(',').map(str::trim) {
         let picked = match name {
             "" => {
@@ -314,11 +353,11 @@ pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
                     "--variants '{list}': empty name in the list; variants: all, {VARIANT_NAMES}"
                 )))
             }
-            "all" => ["none", "bkl", "fine", "elide"]
+            "all" => ["none", "bkl", "fine", "elide", "elide-adaptive"]
                 .iter()
-                .map(|n| variant(n))
+                .map(|n| variant::<K>(n))
                 .collect::<Result<Vec<_>>>()?,
-            n => vec![variant(n)?],
+            n => vec![variant::<K>(n)?],
         };
         for v in picked {
             if !out.iter().any(|o| o.name == v.name) {
@@ -329,7 +368,7 @@ pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
     Ok(out)
 }
 
-fn variant(name: &str) -> Result<IpcVariant> {
+fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
     let (kind, lock) = match name.split_once('(') {
         Some((k, rest)) => match rest.strip_suffix(')') {
             Some(l) if !l.trim().is_empty() => (k.trim(), Some(l.trim())),
@@ -341,13 +380,13 @@ fn variant(name: &str) -> Result<IpcVariant> {
         },
         None => (name, None),
     };
-    let simple = |run: IpcRun| {
+    let simple = |run: K::Run| {
         if lock.is_some() {
             Err(LabError::input(format!(
-                "kernel variant '{name}': {kind} takes no lock (only bkl and elide do)"
+                "kernel variant '{name}': {kind} takes no lock (only bkl, elide and elide-adaptive do)"
             )))
         } else {
-            Ok(IpcVariant {
+            Ok(KernelVariant {
                 name: kind.into(),
                 run,
                 elides: false,
@@ -355,24 +394,28 @@ fn variant(name: &str) -> Result<IpcVariant> {
         }
     };
     match kind {
-        "none" => simple(run_rep::<NoLock>),
-        "fine" => simple(run_rep::<Fine>),
-        "bkl" | "elide" => {
+        "none" => simple(K::of::<NoLock>()),
+        "fine" => simple(K::of::<Fine>()),
+        "bkl" | "elide" | "elide-adaptive" => {
             let l = lock.unwrap_or(DEFAULT_LOCK);
             let e = crate::studies::locks::find(l)
                 .map_err(|e| LabError::input(format!("kernel variant '{name}': {}", e.msg)))?;
-            let own = big_locks().iter().find(|b| b.name == e.info.name);
-            let run = own.map(|b| if kind == "bkl" { b.bkl } else { b.elide });
+            let own = big_lock::<K>(e.info.name);
+            let run = own.map(|b| match kind {
+                "bkl" => b.bkl,
+                "elide" => b.elide,
+                _ => b.elide_adaptive,
+            });
             let run = run.ok_or_else(|| {
                 LabError::input(format!(
                     "kernel variant '{name}': {l} is a peer whose guard borrows its mutex; \
                      the kernel's big lock must be one of locklab's own locks (see `locklab locks`)"
                 ))
             })?;
-            Ok(IpcVariant {
+            Ok(KernelVariant {
                 name: format!("{kind}({l})"),
                 run,
-                elides: kind == "elide",
+                elides: kind != "bkl",
             })
         }
         _ => Err(LabError::input(format!(
@@ -407,6 +450,26 @@ pub struct IpcMetrics {
     pub fallbacks: u64,
     /// Transactions aborted (elision).
     pub aborts: u64,
+    /// Of those, the ones whose transaction found the lock busy (absent
+    /// from runs stored before causes were counted, like the rest below).
+    #[serde(default)]
+    pub abort_lock_busy: u64,
+    /// Of those, conflicts with another core.
+    #[serde(default)]
+    pub abort_conflict: u64,
+    /// Of those, capacity overflows.
+    #[serde(default)]
+    pub abort_capacity: u64,
+    /// Of those, other aborts with the retry bit clear.
+    #[serde(default)]
+    pub abort_retry_clear: u64,
+    /// Of those, the rest.
+    #[serde(default)]
+    pub abort_other: u64,
+    /// Kernel entries that took the fall-back lock without attempting
+    /// (counted in `fallbacks` too; the adaptive policy).
+    #[serde(default)]
+    pub skipped: u64,
 }
 
 impl StudyMetrics for IpcMetrics {

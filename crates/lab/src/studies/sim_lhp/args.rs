@@ -33,8 +33,9 @@ pub struct SimLhpArgs {
     /// Guest spin lock algorithm: ticket (default) or tas.
     #[arg(long, value_parser = parse_lock_kind)]
     pub lock: Option<LockKind>,
-    /// Pause-loop exiting: `seed` (seed 004's fixed window: gap 128, window
-    /// 2048 cycles; the default) or `kvm` (today's KVM: window 4096,
+    /// Pause-loop exiting: `seed` (seed 004's PLE_GAP 128 and PLE_WIN 2048,
+    /// fixed, both taken as cycles; the seed counts PLE_WIN in PAUSEs; the
+    /// default) or `kvm` (today's KVM: window 4096,
     /// growing ×2 per exit, reset when scheduled in).
     #[arg(long, value_parser = parse_ple)]
     pub ple: Option<PleChoice>,
@@ -64,7 +65,8 @@ pub use locklab_model::lhp::{Experiment, LockKind, Policy};
 /// `--ple`: which pause-loop exiting the host has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PleChoice {
-    /// Seed 004's fixed window (gap 128, window 2048 cycles).
+    /// Seed 004's values, fixed: gap 128 and window 2048, taken as cycles
+    /// (the seed defines PLE_WIN as a count of PAUSE instructions).
     Seed,
     /// Today's KVM adaptive window.
     Kvm,
@@ -153,7 +155,7 @@ pub(crate) fn parse_ple(s: &str) -> Result<PleChoice, String> {
         "seed" => Ok(PleChoice::Seed),
         "kvm" => Ok(PleChoice::Kvm),
         other => Err(format!(
-            "'{other}' is not a pause-loop exiting: allowed seed (fixed window 2048 cycles) or kvm (adaptive)"
+            "'{other}' is not a pause-loop exiting: allowed seed (seed 004's gap 128 and window 2048, as cycles, fixed) or kvm (adaptive)"
         )),
     }
 }

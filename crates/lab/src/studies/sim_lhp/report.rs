@@ -256,8 +256,13 @@ pub fn seed004(experiment: &str) -> &'static [SeedRow] {
 const SEED_SETUP: [(&str, &str, &str, &str); 4] = [
     ("pcpus", "8", "pCPUs", "8"),
     ("vcpus", "8", "vCPUs per VM", "8"),
-    ("lock", "ticket", "guest locks", "ticket"),
-    ("ple", "seed", "PLE", "a fixed 2048-cycle window"),
+    (
+        "lock",
+        "ticket",
+        "guest locks",
+        "not named (locklab: ticket)",
+    ),
+    ("ple", "seed", "PLE", "PLE_GAP 128, PLE_WIN 2048, fixed"),
 ];
 
 /// Where the run's set-up differs from seed 004's, as text.
@@ -386,7 +391,7 @@ fn setup_lines(p: &Point) -> (String, String) {
             "{} guest locks; PLE {}",
             get("lock"),
             match get("ple").as_str() {
-                "seed" => "seed 004's (fixed window of 2048 cycles)",
+                "seed" => "seed 004's gap 128 and window 2048, as cycles (fixed)",
                 "kvm" => "KVM's adaptive window",
                 _ => "?",
             }
@@ -694,7 +699,7 @@ fn seed_comparison(out: &mut String, name: &str, group: &[&Point]) {
     };
     let _ = writeln!(
         out,
-        "\n  seed 004 measured on KVM (Linux 2.6.38, 8 pCPUs), {what}, 8 vCPUs each:"
+        "\n  seed 004 measured on Linux 2.6.38 (8 pCPUs), {what}, 8 vCPUs each:"
     );
     let mut cols: Vec<(String, Vec<String>)> = vec![(
         "policy".into(),

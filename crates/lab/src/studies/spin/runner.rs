@@ -1,8 +1,9 @@
-//! `bench spin`: the contention benchmark of seed 001's spinlock
-//! microbenchmark. N threads take one lock in a loop; inside, busy work that
-//! writes shared cache lines; outside, a constant or exponential delay. Per
-//! repetition: throughput, per-thread acquisitions and Jain's index, the
-//! acquire-latency distribution and CPU time.
+//! `bench spin`: the contention benchmark, a generalization of seed 001's
+//! spinlock microbenchmark (threads that only acquire and release one lock,
+//! a million times in a tight loop). N threads take one lock in a loop;
+//! inside, busy work that writes shared cache lines; outside, a constant or
+//! exponential delay. Per repetition: throughput, per-thread acquisitions
+//! and Jain's index, the acquire-latency distribution and CPU time.
 
 use super::workload::{DelayDist, SharedLines, Work};
 use crate::clock::ticks;

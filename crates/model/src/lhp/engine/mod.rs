@@ -1,6 +1,6 @@
 //! The discrete-event engine: host scheduler, guest vCPUs, guest locks, PLE
-//! and the policies, simulating seed 004's KVM host (Zhang, Zhang and Chen,
-//! 2014) on Linux 2.6.38's CFS.
+//! and the policies, simulating a host like seed 004's (Zhang, Zhang and
+//! Chen, 2014): Linux 2.6.38's CFS (the paper names no hypervisor).
 //!
 //! This module holds the state (vCPUs, run queues, guest locks, VMs, the
 //! event heap), the event loop and the results. The behaviour is in three

@@ -1,0 +1,217 @@
+//! `bench kv`: the seeds' key-value macro-benchmark on the emulated
+//! microkernel (seed 000 §4.3 and §5.2, seed 002 §5.2): throughput, each
+//! core's utilisation and Xput against cores under each kernel variant;
+//! [`runner`] has the measurement and one repetition.
+
+pub mod args;
+pub mod plot;
+pub mod report;
+pub mod runner;
+pub mod verdict;
+
+use crate::cli::Cli;
+use crate::error::{LabError, Result};
+use crate::noteln;
+use crate::progress::Progress;
+use crate::results::{Point, RunMeta};
+use crate::run::{progress_quiet, stored_run};
+use crate::studies::Study;
+use crate::sweep::{Group, RepRun};
+use args::KvArgs;
+use serde_json::{json, Value};
+
+/// The name its points are stored under.
+pub const BENCH: &str = "kv";
+
+/// The variant without synchronization, valid at one core only.
+pub const NONE: &str = "none";
+
+/// Every variant at every core count.
+pub struct KvPlan {
+    /// Kernel variants, in display order.
+    pub variants: Vec<runner::KvVariant>,
+    /// Emulated core counts.
+    pub cores: Vec<u32>,
+    /// Repetitions per point.
+    pub reps: u32,
+    /// Shared by every point.
+    pub cfg: runner::KvConfig,
+}
+
+impl KvPlan {
+    /// The variants that run at `cores`: all but `none` beyond one core,
+    /// where the driver on core 0 signals servers on other cores (shared
+    /// notifications and ready queues that `none` cannot protect).
+    pub fn runs_at(&self, cores: u32) -> impl Iterator<Item = &runner::KvVariant> {
+        self.variants
+            .iter()
+            .filter(move |v| cores == 1 || v.name != NONE)
+    }
+
+    /// Repetitions to run, for progress.
+    pub fn units(&self) -> u64 {
+        self.cores
+            .iter()
+            .map(|&c| self.runs_at(c).count() as u64)
+            .sum::<u64>()
+            * u64::from(self.reps)
+    }
+}
+
+/// Runs the plan. Returns `Ok(false)` if interrupted; a kernel whose
+/// invariants break (or that hangs) is a failed check, after the points
+/// finished before it are stored.
+pub fn run(
+    plan: &KvPlan,
+    progress: &Progress,
+    sink: &mut dyn FnMut(Point) -> Result<()>,
+) -> Result<bool> {
+    for &cores in &plan.cores {
+        let params = serde_json::to_value(&plan.cfg).expect("config serialises");
+        let pt = runner::KvPoint { cores };
+        let at = format!("{cores} cores");
+        let (cfg, point) = (&plan.cfg, &pt);
+        let group = Group {
+            bench: BENCH,
+            threads: cores,
+            params,
+            reps: plan.reps,
+            contenders: plan
+                .runs_at(cores)
+                .map(|v| {
+                    let run = v.run;
+                    (
+                        v.name.clone(),
+                        Box::new(move || run(cfg, point)) as RepRun<'_>,
+                    )
+                })
+                .collect(),
+        };
+        let done = group.run(
+            progress,
+            |name, rep| format!("kv: {name} {at}, rep {rep}"),
+            |_, e| LabError::failed(format!("bench kv: {at}: {e}")),
+            sink,
+        )?;
+        if !done {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `bench kv`: checks the arguments, then measures and stores; returns the
+/// exit code.
+pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
+    let explicit = a.variants.is_some();
+    let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
+    let rtm = locklab_kernel::cc::rtm_available();
+    if !rtm && !a.allow_fallback {
+        if explicit {
+            if let Some(v) = variants.iter().find(|v| v.elides) {
+                return Err(LabError::input(format!(
+                    "{}: this CPU has no RTM (Intel TSX restricted transactional memory), so \
+                     nothing can be elided; --allow-fallback runs it anyway on its fall-back \
+                     lock path",
+                    v.name
+                )));
+            }
+        } else {
+            variants.retain(|v| !v.elides);
+            noteln!(
+                "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
+            );
+        }
+    }
+    if a.allow_fallback && explicit && !variants.iter().any(|v| v.elides) {
+        return Err(LabError::input(
+            "--allow-fallback is for the elide variants, and --variants names none",
+        ));
+    }
+    let ncpu = crate::machine::cpus() as u32;
+    let cores = match &a.cores {
+        Some(c) => c.0.clone(),
+        None => (1..=ncpu.clamp(1, crate::studies::ipc::args::MAX_CORES)).collect(),
+    };
+    let plan = KvPlan {
+        variants,
+        cores,
+        reps: a.reps,
+        cfg: runner::KvConfig {
+            secs: a.secs,
+            pin: a.pin,
+            records: a.records,
+            workload: a.workload.0,
+            keys: a.keys.0,
+        },
+    };
+    if plan.units() == 0 {
+        return Err(LabError::input(
+            "nothing to measure: `none` is the only variant, and it runs at 1 core only (beyond, \
+             the driver on core 0 and the servers share kernel objects); add 1 to --cores or \
+             another variant",
+        ));
+    }
+    if plan.variants.iter().any(|v| v.name == NONE) && plan.cores.iter().any(|&c| c > 1) {
+        noteln!(
+            "note: none runs at 1 core only: beyond, the driver on core 0 signals servers on other cores"
+        );
+    }
+    let over: Vec<u32> = plan.cores.iter().copied().filter(|&c| c > ncpu).collect();
+    if !over.is_empty() {
+        noteln!(
+            "note: {over:?} emulated cores on {ncpu} CPUs: a core that loses its CPU inside the kernel \
+             stalls every core spinning on its lock, so those points measure the host's scheduler"
+        );
+    }
+    if plan.variants.iter().any(|v| v.elides) && !rtm {
+        noteln!(
+            "note: this CPU has no RTM: the elide variants run their fall-back path on every kernel entry"
+        );
+    }
+    let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
+    let params = json!({
+        "variants": names, "cores": plan.cores, "reps": plan.reps, "kv": plan.cfg, "rtm": rtm,
+        "clients_per_server": locklab_kernel::kv::CLIENTS_PER_SERVER,
+    });
+    let progress = Progress::new(plan.units(), progress_quiet(cli));
+    let r = stored_run(cli, argv, "bench kv", params, &progress, |sink| {
+        run(&plan, &progress, sink)
+    });
+    progress.finish();
+    r
+}
+
+/// The study's reports: throughput, utilisation and Xput against cores.
+pub struct Kv;
+
+impl Study for Kv {
+    fn name(&self) -> &'static str {
+        BENCH
+    }
+
+    fn text(&self, out: &mut String, meta: &RunMeta, points: &[&Point], _all: &[Point]) {
+        report::tables(out, meta, points);
+    }
+
+    fn point_json(&self, _meta: &RunMeta, p: &Point, _of: &[&Point], _all: &[Point]) -> Value {
+        report::point_json(p)
+    }
+
+    fn verdict(
+        &self,
+        _meta: &RunMeta,
+        points: &[&Point],
+        _all: &[Point],
+    ) -> Vec<crate::verdict::Section> {
+        verdict::sections(points)
+    }
+
+    fn plot(&self) -> Option<crate::studies::PlotFn> {
+        Some(plot::plot)
+    }
+
+    fn plot_help(&self) -> Option<&'static str> {
+        Some("`kv` draws key-value throughput and Xput against cores, per kernel variant")
+    }
+}

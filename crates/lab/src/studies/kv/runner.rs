@@ -1,0 +1,329 @@
+//! `bench kv`: the seeds' key-value macro-benchmark (seed 000 §4.3 and
+//! §5.2, seed 002 §5.2) on the emulated microkernel: core 0's network
+//! driver hands each arriving request, as an interrupt turned into a
+//! notification, to the key-value server of its core, which answers its
+//! YCSB clients by IPC (the system: `locklab_kernel::kv`).
+//!
+//! Per repetition it measures, over one window of the lab's measurement
+//! core: requests completed per second; each core's utilisation, busy time
+//! over the window, from the idle time the kernel's idle loop records
+//! (sampled at the window's two instants, like the request counts, so both
+//! cover the same interval); and Xput, throughput over the mean
+//! utilisation (seed 000 Fig. 4: throughput at a fixed processing cost).
+//!
+//! After every repetition the kernel's invariants and the key-value
+//! system's (every request accounted for, tables intact, no lost wake-up
+//! or interrupt) are checked; a broken one fails the run.
+
+use crate::error::Result;
+use crate::measure::{settle_for, Hooks, Span, Window};
+use crate::results::{Rep, StudyMetrics};
+use crate::studies::ipc::runner::{parse_variants_for, KernelRun, KernelVariant, Variant};
+use locklab_kernel::check::{check_kernel, check_programs};
+use locklab_kernel::idle::IdleSpan;
+use locklab_kernel::kv::{KeyDist, KvParams, KvSystem, OpCounts, Workload};
+use locklab_kernel::stats::CoreStats;
+use locklab_kernel::{Config, Kernel, System};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What every point of a `kv` run shares.
+#[derive(Debug, Clone, Serialize)]
+pub struct KvConfig {
+    /// Measured seconds per repetition.
+    pub secs: f64,
+    /// Pin emulated core i to CPU i mod CPUs.
+    pub pin: bool,
+    /// Records per server.
+    pub records: u64,
+    /// YCSB workload.
+    #[serde(serialize_with = "workload_name")]
+    pub workload: Workload,
+    /// Key distribution.
+    #[serde(serialize_with = "keys_name")]
+    pub keys: KeyDist,
+}
+
+fn workload_name<S: serde::Serializer>(w: &Workload, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(w.name())
+}
+
+fn keys_name<S: serde::Serializer>(k: &KeyDist, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(k.name())
+}
+
+/// One point: the emulated cores (core 0 the driver's; with one core,
+/// everything on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvPoint {
+    /// Emulated cores.
+    pub cores: u32,
+}
+
+/// One repetition of one point under one variant.
+pub type KvRun = fn(&KvConfig, &KvPoint) -> std::result::Result<Rep, String>;
+
+/// `bench kv`'s repetition, for the kernel variant parser.
+pub struct KvRuns;
+
+impl KernelRun for KvRuns {
+    type Run = KvRun;
+    fn of<C: Variant>() -> KvRun {
+        run_rep::<C>
+    }
+}
+
+/// A kernel variant of `bench kv`.
+pub type KvVariant = KernelVariant<KvRun>;
+
+/// Parses `--variants` with `bench ipc`'s parser (the same names).
+pub fn parse_variants(list: &str) -> Result<Vec<KvVariant>> {
+    parse_variants_for::<KvRuns>(list)
+}
+
+/// What one window measured of a running kernel.
+#[derive(Debug, Clone)]
+pub struct Windowed<T> {
+    /// The window.
+    pub span: Span,
+    /// The interval the samples cover: from the reads at the opening to
+    /// the reads at the closing, ticks (the window's instants, plus however
+    /// late the controller got to read).
+    pub ticks: u64,
+    /// The same in seconds: what throughputs divide by.
+    pub wall_s: f64,
+    /// Per core: busy time over the window, in [0, 1].
+    pub utilisation: Vec<f64>,
+    /// Per core: the kernel's counters over the window.
+    pub per_core: Vec<CoreStats>,
+    /// What `sample` gave at the opening and at the closing.
+    pub samples: (T, T),
+}
+
+/// Runs `sys` on `k` and measures one window of `secs` (after a settle
+/// period): each core's idle time, the kernel's counters and `sample()`
+/// (the study's own counters) are read at the window's two instants.
+/// Everything divides by the interval the reads cover, the time between
+/// the two sets of reads (each set read back to back, the idle clocks
+/// first), so a controller that reads late (preempted on a busy machine)
+/// shifts numerators and denominator alike, and throughput and
+/// utilisation share one window. Returns what the run left for the
+/// checker too.
+pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
+    k: &Arc<Kernel<C>>,
+    sys: &System,
+    secs: f64,
+    pin: bool,
+    sample: impl Fn() -> T,
+) -> std::result::Result<(Windowed<T>, locklab_kernel::RunResult), String> {
+    let ncpu = crate::machine::cpus();
+    // Every emulated core's thread enters the window before its loop, so
+    // the window opens only when every core runs, after the settle period.
+    let window = Arc::new(Window::new(sys.cores as usize));
+    let on_start = {
+        let window = Arc::clone(&window);
+        Arc::new(move |core: u32| {
+            if pin {
+                crate::machine::pin(core as usize % ncpu);
+            }
+            window.enter_thread(core as usize);
+        })
+    };
+    let (w, run) = k
+        .run(sys.programs(), on_start, Duration::from_secs(10), |m| {
+            let (mut s0, mut s1) = (Vec::new(), Vec::new());
+            let (mut i0, mut i1) = (Vec::new(), Vec::new());
+            let (mut c0, mut c1) = (T::default(), T::default());
+            let (mut h0, mut h1) = (0u64, 0u64);
+            let span = window.measure(
+                settle_for(secs),
+                secs,
+                Hooks {
+                    at_open: Some(&mut || {
+                        h0 = crate::clock::ticks();
+                        i0 = m.idle();
+                        s0 = m.per_core();
+                        c0 = sample();
+                    }),
+                    at_close: Some(&mut || {
+                        h1 = crate::clock::ticks();
+                        i1 = m.idle();
+                        s1 = m.per_core();
+                        c1 = sample();
+                    }),
+                    during: None,
+                },
+            );
+            let ticks = h1.saturating_sub(h0);
+            let utilisation = i0
+                .iter()
+                .zip(&i1)
+                .map(|(a, b)| {
+                    // Busy over the interval the counts cover, so that
+                    // utilisation and throughput share their window.
+                    let idle = IdleSpan::between(*a, *b).idle;
+                    IdleSpan { ticks, idle }.utilisation()
+                })
+                .collect();
+            let per_core = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
+            Windowed {
+                span,
+                ticks,
+                wall_s: crate::clock::ticks_to_s(ticks),
+                utilisation,
+                per_core,
+                samples: (c0, c1),
+            }
+        })
+        .map_err(|h| format!("{}: {h}", k.variant()))?;
+    Ok((w, run))
+}
+
+/// One repetition of `pt` under variant `C`.
+pub fn run_rep<C: Variant>(cfg: &KvConfig, pt: &KvPoint) -> std::result::Result<Rep, String> {
+    let kv = KvSystem::new(KvParams {
+        cores: pt.cores,
+        records: cfg.records,
+        workload: cfg.workload,
+        keys: cfg.keys,
+        seed: 0x6b76,
+    });
+    let k = Arc::new(Kernel::boot(C::make(), &kv.sys, Config::default()).map_err(|e| e.0)?);
+    let sh = Arc::clone(&kv.shared);
+    let sample = || {
+        let per_client: Vec<OpCounts> = sh.counts.iter().map(|c| c.load()).collect();
+        (per_client, sh.irq.taken())
+    };
+    let (w, run) = windowed(&k, &kv.sys, cfg.secs, cfg.pin, sample)?;
+    let v = check_kernel(&k);
+    if !v.is_empty() {
+        return Err(format!("{}: kernel invariants broken: {v}", k.variant()));
+    }
+    let v = check_programs(&k, &run);
+    if !v.is_empty() {
+        return Err(format!("{}: key-value system wrong: {v}", k.variant()));
+    }
+    Ok(rep_of(&w))
+}
+
+/// A repetition from a window of the key-value system.
+fn rep_of(w: &Windowed<(Vec<OpCounts>, u64)>) -> Rep {
+    let ((c0, q0), (c1, q1)) = (&w.samples.0, &w.samples.1);
+    let per_client: Vec<OpCounts> = c1.iter().zip(c0).map(|(a, b)| a.minus(*b)).collect();
+    let counts = per_client
+        .iter()
+        .copied()
+        .fold(OpCounts::default(), OpCounts::plus);
+    let kernel = w
+        .per_core
+        .iter()
+        .copied()
+        .fold(CoreStats::default(), CoreStats::plus);
+    let wall_s = w.wall_s;
+    let requests = counts.requests;
+    let throughput = requests as f64 / wall_s;
+    let mean_util = mean(&w.utilisation);
+    let thread_ops: Vec<u64> = per_client.iter().map(|c| c.requests).collect();
+    let interrupts = q1.saturating_sub(*q0);
+    let mut rep = Rep {
+        rep: 0,
+        wall_s,
+        cpu_s: w.span.cpu_total_s(),
+        total_ops: requests,
+        throughput_ops_s: throughput,
+        ns_per_op: if requests == 0 {
+            f64::INFINITY
+        } else {
+            wall_s * 1e9 / requests as f64
+        },
+        jain: crate::results::jain(&thread_ops),
+        thread_ops,
+        p50_ns: 0,
+        p99_ns: 0,
+        p999_ns: 0,
+        max_ns: 0,
+        censored: 0,
+        censored_ns: 0,
+        metrics: Default::default(),
+    };
+    rep.set_metrics(&KvMetrics {
+        ticks: w.ticks,
+        utilisation: w.utilisation.clone(),
+        mean_utilisation: mean_util,
+        xput: xput(throughput, mean_util),
+        reads: counts.reads,
+        updates: counts.updates,
+        scans: counts.scans,
+        inserts: counts.inserts,
+        rmws: counts.rmws,
+        syscalls: kernel.syscalls,
+        interrupts,
+        idle_entries: kernel.idle_entries,
+        elided: kernel.elided,
+        fallbacks: kernel.fallbacks,
+        aborts: kernel.aborts,
+    });
+    rep
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        f64::NAN
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// Seed 000's Xput: throughput over the mean utilisation of the cores
+/// (NaN when no core was busy).
+pub fn xput(throughput: f64, mean_utilisation: f64) -> f64 {
+    if mean_utilisation > 0.0 {
+        throughput / mean_utilisation
+    } else {
+        f64::NAN
+    }
+}
+
+/// One repetition's key-value measurements over the window. `Rep::total_ops`
+/// counts requests answered (a read-modify-write is two) and
+/// `Rep::thread_ops` each client's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KvMetrics {
+    /// Time-stamp ticks the window lasted.
+    pub ticks: u64,
+    /// Per core: busy time over the window (from the idle loop's time).
+    pub utilisation: Vec<f64>,
+    /// Their mean.
+    #[serde(deserialize_with = "crate::results::nan_if_null")]
+    pub mean_utilisation: f64,
+    /// Throughput over the mean utilisation, requests per second.
+    #[serde(deserialize_with = "crate::results::nan_if_null")]
+    pub xput: f64,
+    /// YCSB operations completed, by kind.
+    pub reads: u64,
+    /// See `reads`.
+    pub updates: u64,
+    /// See `reads`.
+    pub scans: u64,
+    /// See `reads`.
+    pub inserts: u64,
+    /// See `reads`.
+    pub rmws: u64,
+    /// System calls on every core.
+    pub syscalls: u64,
+    /// Interrupts the kernel took from the network card.
+    pub interrupts: u64,
+    /// Times an idle core scheduled.
+    pub idle_entries: u64,
+    /// Kernel entries run as hardware transactions (elision).
+    pub elided: u64,
+    /// Kernel entries that took the fall-back lock (elision).
+    pub fallbacks: u64,
+    /// Transactions aborted (elision).
+    pub aborts: u64,
+}
+
+impl StudyMetrics for KvMetrics {
+    const KEY: &'static str = "kv";
+}

@@ -1,0 +1,152 @@
+//! The verdict of `bench kv`: at the most cores measured, each kernel
+//! variant's Xput and its throughput against the best variant's (paired
+//! over the repetitions), and the core count from which each big-lock
+//! variant stops keeping up with the best (under [`KEEPS_UP`] of its
+//! throughput; seed 002 §5.2.2: "the BKL keeps up until 5 cores").
+
+use super::report::xput;
+use crate::report::distinct;
+use crate::results::Point;
+use crate::stats::{paired_ratio, sig3};
+use crate::verdict::{Line, Section};
+use serde_json::json;
+
+/// A variant keeps up with the best while its throughput is at least this
+/// fraction of the best's.
+pub const KEEPS_UP: f64 = 0.9;
+
+fn tput(p: &Point) -> Vec<f64> {
+    p.reps.iter().map(|r| r.throughput_ops_s).collect()
+}
+
+/// The best synchronized variant at `cores` (highest median throughput;
+/// `none`, valid at one core only, is no yardstick for scaling).
+fn best_at<'a>(points: &[&'a Point], cores: u32) -> Option<&'a Point> {
+    points
+        .iter()
+        .copied()
+        .filter(|p| p.threads == cores && !p.reps.is_empty() && p.lock != super::NONE)
+        .max_by(|a, b| {
+            a.stat(|r| r.throughput_ops_s)
+                .0
+                .total_cmp(&b.stat(|r| r.throughput_ops_s).0)
+        })
+}
+
+/// The sections of a run's kv points.
+pub fn sections(points: &[&Point]) -> Vec<Section> {
+    let mut cores = distinct(points.iter().map(|p| p.threads));
+    cores.sort_unstable();
+    let Some(&top) = cores.last() else {
+        return Vec::new();
+    };
+    let Some(best) = best_at(points, top) else {
+        return Vec::new();
+    };
+    let find = |v: &str, c: u32| {
+        points
+            .iter()
+            .copied()
+            .find(|p| p.lock == v && p.threads == c && !p.reps.is_empty())
+    };
+    let (scale, unit) = crate::report::throughput_unit(xput(best));
+    let unit = unit.replace("ops", "req");
+    let mut lines = Vec::new();
+    for v in distinct(points.iter().map(|p| p.lock.as_str())) {
+        let Some(p) = find(v, top) else { continue };
+        let r = paired_ratio(&tput(best), &tput(p));
+        lines.push(Line {
+            group: format!("{top} cores"),
+            question: v.to_string(),
+            answer: format!(
+                "Xput {} {unit}, {}× the best",
+                sig3(xput(p) / scale),
+                sig3(r.ratio)
+            ),
+            evidence: if p.lock == best.lock {
+                "the best throughput here".to_string()
+            } else {
+                format!("throughput over {}'s: {}", best.lock, r.text())
+            },
+            json: json!({"variant": v, "cores": top, "xput": xput(p), "best": best.lock, "ratio_to_best": r.json()}),
+        });
+        if v.starts_with("bkl") {
+            let ratio_at = |c: u32| {
+                let (p, b) = (find(v, c)?, best_at(points, c)?);
+                Some(paired_ratio(&tput(b), &tput(p)).ratio)
+            };
+            let falls = cores
+                .iter()
+                .copied()
+                .find(|&c| ratio_at(c).is_some_and(|r| r < KEEPS_UP));
+            let measured: Vec<String> = cores
+                .iter()
+                .filter_map(|&c| Some(format!("{} at {c}", sig3(ratio_at(c)?))))
+                .collect();
+            lines.push(Line {
+                group: "big lock vs the best".into(),
+                question: v.to_string(),
+                answer: match falls {
+                    Some(c) => format!("falls behind at {c} cores"),
+                    None => format!("keeps up to {top} cores"),
+                },
+                evidence: format!(
+                    "keeping up: at least {:.0} % of the best variant's throughput; measured {}",
+                    KEEPS_UP * 100.0,
+                    measured.join(", ")
+                ),
+                json: json!({"variant": v, "falls_behind_at_cores": falls}),
+            });
+        }
+    }
+    vec![Section {
+        study: super::BENCH.into(),
+        title: "key-value requests over the cores".into(),
+        lines,
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Rep;
+
+    fn point(v: &str, cores: u32, rates: &[f64]) -> Point {
+        Point {
+            bench: "kv".into(),
+            lock: v.into(),
+            threads: cores,
+            params: json!({"workload": "c"}),
+            reps: rates
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Rep::one_thread(i as u32, 1.0, 1.0, *r as u64))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn ratios_to_the_best_and_where_the_big_lock_falls_behind() {
+        let pts = [
+            point("bkl(clh)", 1, &[1000.0, 1000.0]),
+            point("fine", 1, &[950.0, 960.0]),
+            point("bkl(clh)", 3, &[1500.0, 1510.0]),
+            point("fine", 3, &[2000.0, 2000.0]),
+        ];
+        let refs: Vec<&Point> = pts.iter().collect();
+        let s = sections(&refs);
+        assert_eq!(s.len(), 1);
+        let bkl = s[0]
+            .lines
+            .iter()
+            .find(|l| l.question == "bkl(clh)" && l.group == "3 cores")
+            .unwrap();
+        assert!(bkl.answer.contains("0.75"), "{}", bkl.answer);
+        let falls = s[0]
+            .lines
+            .iter()
+            .find(|l| l.group == "big lock vs the best")
+            .unwrap();
+        assert_eq!(falls.answer, "falls behind at 3 cores");
+    }
+}
