@@ -18,9 +18,34 @@
 //! never negative; one that ended between the two is overstated by at most
 //! the few nanoseconds between them. `Release`/`Acquire` are not needed for
 //! other data (the word carries everything), so the accesses are `Relaxed`.
+//!
+//! # Halting
+//!
+//! A real idle core halts until an interrupt arrives; an emulated one that
+//! polls shares its CPU badly, and one that gives the CPU away with
+//! `sched_yield` waits for the host scheduler's next turn before it sees its
+//! interrupt, which on a busy host is milliseconds per request. So after a
+//! short poll the idle loop halts on its core's [`Doorbell`], a futex word
+//! (`locklab::block::futex`), and whoever makes work for the core (another
+//! core's wake-up of one of its threads, a device raising one of its lines,
+//! the end of the run) rings it: the host wakes a sleeper at once, as a real
+//! inter-processor interrupt wakes a halted core.
+//!
+//! Halting must not lose a ring that comes while the core decides to halt.
+//! It is Dekker's pattern: the core stores `halted`, then looks for work;
+//! the waker publishes the work, then loads `halted`. A `SeqCst` fence on
+//! each side between the store and the load means at least one of them sees
+//! the other's write: the core finds the work and does not sleep, or the
+//! waker finds the core halted and wakes it (and the futex compares `halted`
+//! with 1 atomically with going to sleep, so a ring between the core's look
+//! and its sleep makes the sleep return at once). A halt is also bounded by
+//! a timeout, so a waker that forgot to ring costs time, never a hang; the
+//! kernel's tests count the halts that ended that way.
 
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use locklab::block::futex;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 
 const IDLE: u64 = 1 << 63;
 const MASK: u64 = IDLE - 1;
@@ -85,6 +110,53 @@ impl IdleClock {
     }
 }
 
+/// A halted core's wake-up (see "Halting" in the module documentation).
+#[derive(Debug, Default)]
+pub struct Doorbell {
+    /// 1 while the core is halted or about to be.
+    halted: CachePadded<AtomicU32>,
+    /// Halts that ended by their timeout with work waiting: rings lost.
+    pub(crate) late: AtomicU64,
+}
+
+impl Doorbell {
+    /// Waker side, after publishing work for the core: wakes it if it is
+    /// halted. The fence orders the caller's publication before the load.
+    #[inline]
+    pub fn ring(&self) {
+        fence(SeqCst);
+        if self.halted.load(Relaxed) != 0 && self.halted.swap(0, Relaxed) != 0 {
+            futex::wake_all(&self.halted);
+        }
+    }
+
+    /// Core side: halts until rung or until `max` has passed, unless
+    /// `work()`, read after the halt is announced, finds work already.
+    pub(crate) fn halt(&self, work: impl Fn() -> bool, max: Duration) {
+        self.halted.store(1, Relaxed);
+        fence(SeqCst);
+        if !work() {
+            let deadline = Instant::now() + max;
+            while self.halted.load(Relaxed) != 0 {
+                if futex::wait(&self.halted, 1, Some(deadline)) == futex::Wake::TimedOut {
+                    // Not rung (a ring swaps the word to 0 first), yet work
+                    // is there: its waker did not ring.
+                    if self.halted.swap(0, Relaxed) != 0 && work() {
+                        self.late.fetch_add(1, Relaxed);
+                    }
+                    break;
+                }
+            }
+        }
+        self.halted.store(0, Relaxed);
+    }
+
+    /// Halts that timed out with work waiting (a waker that did not ring).
+    pub fn late(&self) -> u64 {
+        self.late.load(Relaxed)
+    }
+}
+
 /// A core's idle time over an interval: the two samples at its ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IdleSpan {
@@ -133,6 +205,56 @@ mod tests {
         assert_eq!(IdleClock::at(c.word.load(Relaxed), 2_050), 450);
         m.leave(&c, 2_100);
         assert_eq!(IdleClock::at(c.word.load(Relaxed), 5_000), 500);
+    }
+
+    #[test]
+    fn a_halt_with_work_waiting_returns_at_once() {
+        let b = Doorbell::default();
+        let t = Instant::now();
+        b.halt(|| true, Duration::from_secs(30));
+        assert!(t.elapsed() < Duration::from_secs(30));
+        assert_eq!(b.late(), 0);
+    }
+
+    #[test]
+    fn a_ring_wakes_a_halted_core_and_a_forgotten_one_is_counted() {
+        use std::sync::atomic::AtomicBool;
+        // The other thread makes work once the halting core has looked for
+        // it (so the core is asleep or about to be), ringing or not.
+        fn halt_while_work_comes(ring: bool, max: Duration) -> (Duration, u64) {
+            let b = Doorbell::default();
+            let (work, looked) = (AtomicBool::new(false), AtomicU32::new(0));
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    while looked.load(SeqCst) == 0 {
+                        std::thread::yield_now();
+                    }
+                    work.store(true, SeqCst);
+                    if ring {
+                        b.ring();
+                    }
+                });
+                b.halt(
+                    || {
+                        looked.fetch_add(1, SeqCst);
+                        work.load(SeqCst)
+                    },
+                    max,
+                );
+            });
+            (t.elapsed(), b.late())
+        }
+        // Rung: the halt ends long before its 30 s bound, and is not late.
+        let max = Duration::from_secs(30);
+        let (took, late) = halt_while_work_comes(true, max);
+        assert!(took < max, "{took:?}");
+        assert_eq!(late, 0);
+        // Not rung: the halt runs to its bound and says so.
+        let max = Duration::from_millis(100);
+        let (took, late) = halt_while_work_comes(false, max);
+        assert!(took >= max, "{took:?}");
+        assert_eq!(late, 1);
     }
 
     #[test]

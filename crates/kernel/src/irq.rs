@@ -33,7 +33,17 @@
 //! compare-and-swaps too, inside its critical section (or its transaction,
 //! where a device's write aborts it like any conflicting write).
 
+//!
+//! # Waking a halted core
+//!
+//! A raise that pends the line rings the doorbell of the core the line is
+//! wired to ([`crate::idle::Doorbell`]), after its compare-and-swap, so an
+//! idle core that halted sees the interrupt at once. A line is wired to one
+//! core of one kernel, at boot.
+
+use crate::idle::Doorbell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::{Arc, OnceLock};
 
 /// Unmasked, nothing pending.
 pub const IDLE: u32 = 0;
@@ -53,6 +63,8 @@ pub struct IrqLine {
     taken: AtomicU64,
     /// Acknowledgements of a masked line.
     acked: AtomicU64,
+    /// The doorbell of the core the line is wired to.
+    bell: OnceLock<Arc<Doorbell>>,
 }
 
 impl IrqLine {
@@ -67,9 +79,22 @@ impl IrqLine {
     pub fn raise(&self) {
         self.raised.fetch_add(1, Relaxed);
         self.asserted.store(true, SeqCst);
-        if self.state.load(SeqCst) == IDLE {
-            let _ = self.state.compare_exchange(IDLE, PENDING, SeqCst, SeqCst);
+        if self.state.load(SeqCst) == IDLE
+            && self
+                .state
+                .compare_exchange(IDLE, PENDING, SeqCst, SeqCst)
+                .is_ok()
+        {
+            if let Some(b) = self.bell.get() {
+                b.ring();
+            }
         }
+    }
+
+    /// Wires the line to a core's doorbell; `false` if it is already wired
+    /// to another one (a line belongs to one kernel).
+    pub(crate) fn wire(&self, bell: &Arc<Doorbell>) -> bool {
+        Arc::ptr_eq(self.bell.get_or_init(|| Arc::clone(bell)), bell)
     }
 
     /// The line's state ([`IDLE`], [`PENDING`] or [`MASKED`]).

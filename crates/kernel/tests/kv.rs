@@ -58,6 +58,14 @@ fn assert_clean<C: Concurrency>(k: &Kernel<C>, run: &RunResult) {
     assert!(v.is_empty(), "{}: kernel: {v}", k.variant());
     let v = check_programs(k, run);
     assert!(v.is_empty(), "{}: programs: {v}", k.variant());
+    // Every wake-up of a halted core rang its doorbell: no halt ran to its
+    // timeout with work waiting.
+    assert_eq!(
+        k.late_rings(),
+        0,
+        "{}: wake-ups without a ring",
+        k.variant()
+    );
 }
 
 #[test]
@@ -102,6 +110,19 @@ fn scans_inserts_and_read_modify_writes_complete_and_check() {
             _ => assert!(c.reads > c.updates, "{what}: {c:?}"),
         }
     }
+}
+
+#[test]
+fn an_interrupt_line_belongs_to_one_kernel() {
+    // A second boot of the same system would wire the card's line to a
+    // core of a kernel that never hears it: refused, saying why.
+    let kv = KvSystem::new(params(2, Workload::C));
+    let first = Kernel::boot(Fine::new(), &kv.sys, Config::default());
+    assert!(first.is_ok());
+    let e = Kernel::boot(Fine::new(), &kv.sys, Config::default())
+        .err()
+        .expect("a second boot of the same line is refused");
+    assert!(e.0.contains("already wired"), "{}", e.0);
 }
 
 #[test]

@@ -32,7 +32,11 @@
 //! against. The CPU clocks are read by the controller just after each
 //! instant; it may be preempted between the instant and its reads, so CPU
 //! time is taken over the span between the two sets of reads and scaled to
-//! the window's length (a small correction).
+//! the window's length (a small correction). The same reads take each
+//! worker's run-queue wait: the time its thread was ready to run but the
+//! host gave the CPU to someone else (`/proc/self/task/TID/schedstat`). A
+//! benchmark whose workers waited for the host is measuring the host; the
+//! studies say so beside their figures.
 //!
 //! Latencies go into HDR histograms that cover 1 tick to [`MAX_TICKS`]
 //! (more than 60 s at any time-stamp rate below 18 GHz) at three
@@ -88,8 +92,8 @@ pub struct Window {
     /// The gate: opened once every worker registered.
     gate: Mutex<bool>,
     gate_cv: Condvar,
-    /// Each worker's CPU-time clock, by worker index.
-    clocks: Mutex<Vec<Option<CpuClock>>>,
+    /// Each worker's CPU-time clock and run-queue wait, by worker index.
+    clocks: Mutex<Vec<Option<ThreadClock>>>,
 }
 
 /// What the controller runs at the window's instants and while it is open.
@@ -116,6 +120,10 @@ pub struct Span {
     /// scaled from the span between the controller's two sets of reads to
     /// the window's length.
     pub cpu_s: Vec<f64>,
+    /// Seconds each worker was ready to run but waiting for a CPU (the
+    /// host's run queue), scaled likewise; all 0 where the kernel does not
+    /// say.
+    pub waited_s: Vec<f64>,
     /// Whether Ctrl-C cut the repetition short (it is then no measurement).
     pub interrupted: bool,
 }
@@ -124,6 +132,21 @@ impl Span {
     /// CPU seconds of every worker together.
     pub fn cpu_total_s(&self) -> f64 {
         self.cpu_s.iter().sum()
+    }
+
+    /// Each worker's run-queue wait over the window, as a fraction of the
+    /// window (0 for an empty window).
+    pub fn waited_frac(&self) -> Vec<f64> {
+        self.waited_s
+            .iter()
+            .map(|w| {
+                if self.wall_s > 0.0 {
+                    (w / self.wall_s).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
     }
 }
 
@@ -154,7 +177,7 @@ impl Window {
     pub fn enter_thread(&self, index: usize) {
         {
             let mut c = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
-            c[index] = CpuClock::this_thread();
+            c[index] = ThreadClock::this_thread();
         }
         let mut open = self.gate.lock().unwrap_or_else(|e| e.into_inner());
         if self.registered.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
@@ -207,9 +230,10 @@ impl Window {
     }
 
     /// Publishes instant `which` ([0] opening, [1] closing) a little ahead,
-    /// waits for it, runs `at` and reads every worker's CPU clock. Returns
-    /// the instant, the ticks just after the reads, and the readings.
-    fn mark(&self, which: usize, at: &mut Option<&mut dyn FnMut()>) -> (u64, u64, Vec<f64>) {
+    /// waits for it, runs `at` and reads every worker's CPU clock and
+    /// run-queue wait. Returns the instant, the ticks just after the reads,
+    /// and the readings (CPU seconds, then waited seconds).
+    fn mark(&self, which: usize, at: &mut Option<&mut dyn FnMut()>) -> (u64, u64, Vec<(f64, f64)>) {
         let t = ticks() + ns_to_ticks(LEAD_NS);
         // Never move an instant back, never close before opening.
         let t = if which == 1 {
@@ -225,11 +249,11 @@ impl Window {
             at();
         }
         let clocks = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
-        let cpu: Vec<f64> = clocks
+        let read: Vec<(f64, f64)> = clocks
             .iter()
-            .map(|c| c.as_ref().map_or(0.0, CpuClock::seconds))
+            .map(|c| c.as_ref().map_or((0.0, 0.0), ThreadClock::read))
             .collect();
-        (t, ticks(), cpu)
+        (t, ticks(), read)
     }
 
     /// Controller side: waits until every worker runs, lets them settle
@@ -282,13 +306,19 @@ impl Window {
         let cpu_s = cpu1
             .iter()
             .zip(&cpu0)
-            .map(|(b, a)| (b - a).max(0.0) * scale)
+            .map(|(b, a)| (b.0 - a.0).max(0.0) * scale)
+            .collect();
+        let waited_s = cpu1
+            .iter()
+            .zip(&cpu0)
+            .map(|(b, a)| (b.1 - a.1).max(0.0) * scale)
             .collect();
         Span {
             open,
             close,
             wall_s,
             cpu_s,
+            waited_s,
             interrupted: interrupted || crate::interrupt::requested(),
         }
     }
@@ -296,8 +326,8 @@ impl Window {
     /// Controller side, for a loop of its own (a watchdog):
     /// opens the window now.
     pub fn open_now(&self) -> (u64, Vec<f64>) {
-        let (t, _, cpu) = self.mark(0, &mut None);
-        (t, cpu)
+        let (t, _, read) = self.mark(0, &mut None);
+        (t, read.into_iter().map(|r| r.0).collect())
     }
 
     /// Controller side: closes the window now (opening it first if it is
@@ -306,8 +336,8 @@ impl Window {
         if self.open_at().is_none() {
             self.mark(0, &mut None);
         }
-        let (t, _, cpu) = self.mark(1, &mut None);
-        (t, cpu)
+        let (t, _, read) = self.mark(1, &mut None);
+        (t, read.into_iter().map(|r| r.0).collect())
     }
 }
 
@@ -538,12 +568,18 @@ pub fn latency<'a>(workers: impl IntoIterator<Item = &'a Measured>) -> Result<La
     })
 }
 
-/// A thread's CPU-time clock, readable from any thread of the process.
+/// A thread's CPU-time clock and its run-queue wait, readable from any
+/// thread of the process.
 #[derive(Debug, Clone, Copy)]
-struct CpuClock(#[cfg(target_os = "linux")] libc::clockid_t);
+struct ThreadClock {
+    #[cfg(target_os = "linux")]
+    cpu: libc::clockid_t,
+    #[cfg(target_os = "linux")]
+    tid: libc::pid_t,
+}
 
-impl CpuClock {
-    /// The calling thread's clock.
+impl ThreadClock {
+    /// The calling thread's clocks.
     fn this_thread() -> Option<Self> {
         #[cfg(target_os = "linux")]
         {
@@ -551,10 +587,31 @@ impl CpuClock {
             // SAFETY: `pthread_self` is always valid for the caller, and
             // `id` is a valid place for the result.
             let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut id) };
-            (rc == 0).then_some(CpuClock(id))
+            // SAFETY: no arguments; returns the caller's thread id.
+            let tid = unsafe { libc::gettid() };
+            (rc == 0).then_some(ThreadClock { cpu: id, tid })
         }
         #[cfg(not(target_os = "linux"))]
         None
+    }
+
+    /// (CPU seconds, run-queue seconds) so far.
+    fn read(&self) -> (f64, f64) {
+        (self.seconds(), self.waited_seconds())
+    }
+
+    /// Seconds the thread has spent ready but waiting for a CPU: the second
+    /// field of its `schedstat` (nanoseconds; 0 where there is none, or
+    /// once the thread has exited).
+    fn waited_seconds(&self) -> f64 {
+        #[cfg(target_os = "linux")]
+        {
+            let path = format!("/proc/self/task/{}/schedstat", self.tid);
+            if let Ok(s) = std::fs::read_to_string(path) {
+                return run_queue_ns(&s).map_or(0.0, |ns| ns as f64 * 1e-9);
+            }
+        }
+        0.0
     }
 
     /// CPU seconds the thread has used (0 once it has exited).
@@ -567,12 +624,18 @@ impl CpuClock {
             };
             // SAFETY: `ts` is a valid place for the result; a clock of a
             // thread that has exited gives an error, not undefined behaviour.
-            if unsafe { libc::clock_gettime(self.0, &mut ts) } == 0 {
+            if unsafe { libc::clock_gettime(self.cpu, &mut ts) } == 0 {
                 return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
             }
         }
         0.0
     }
+}
+
+/// The run-queue wait of a `schedstat` line ("on-CPU ns, waiting ns,
+/// time slices").
+fn run_queue_ns(schedstat: &str) -> Option<u64> {
+    schedstat.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[cfg(test)]
@@ -704,5 +767,51 @@ mod tests {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         assert!(span.cpu_total_s() <= span.wall_s * cores.min(3.0) * 1.1 + 0.002);
         assert!(span.cpu_total_s() > 0.0);
+    }
+
+    #[test]
+    fn a_schedstat_line_gives_its_run_queue_wait() {
+        assert_eq!(run_queue_ns("633025 48120 7\n"), Some(48_120));
+        assert_eq!(run_queue_ns("633025"), None);
+        assert_eq!(run_queue_ns(""), None);
+    }
+
+    #[test]
+    fn a_worker_sharing_its_cpu_with_a_busy_thread_is_seen_waiting() {
+        if !std::path::Path::new("/proc/self/schedstat").exists() {
+            eprintln!("skipped: this kernel keeps no schedstat");
+            return;
+        }
+        // The worker and a busy thread pinned to one CPU: the host runs
+        // each about half the time, so the worker waits for its CPU about
+        // half the window (at least a fifth, on any machine).
+        let w = Window::new(1);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let span = std::thread::scope(|s| {
+            let (w, stop) = (&w, &stop);
+            s.spawn(move || {
+                assert!(crate::machine::pin(0));
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+            s.spawn(move || {
+                assert!(crate::machine::pin(0));
+                let mut r = w.enter(0);
+                loop {
+                    let t = ticks();
+                    if !r.op(t, t) {
+                        break;
+                    }
+                }
+            });
+            let span = w.measure(Duration::from_millis(50), 0.3, Hooks::default());
+            stop.store(true, Ordering::Relaxed);
+            span
+        });
+        let waited = span.waited_frac();
+        assert_eq!(waited.len(), 1);
+        assert!(waited[0] > 0.2, "waited {:.3} of the window", waited[0]);
+        assert!(waited[0] + span.cpu_s[0] / span.wall_s <= 1.1, "{span:?}");
     }
 }

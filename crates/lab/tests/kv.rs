@@ -120,6 +120,10 @@ fn bench_kv_measures_utilisation_and_xput_checks_and_stores() {
             0
         );
         assert_eq!(p["reps"], 2);
+        // How long an emulated core waited for a host CPU, as a fraction
+        // of the window (the known-answer test is the measurement core's).
+        let hw = num(p, "host_wait");
+        assert!((0.0..=1.0).contains(&hw), "{p}");
     }
     assert!(
         v["verdict"].to_string().contains("keeps up")
@@ -266,11 +270,14 @@ fn an_honest_kernel_passes_its_checks_and_an_unsound_one_fails_its_repetition() 
     let e = run_rep::<Unshared>(&cfg, &KvPoint { cores: 2 }).expect_err("refused");
     assert!(e.contains("disjoint"), "{e}");
     run_rep::<Unshared>(&cfg, &KvPoint { cores: 1 }).expect("one core shares nothing");
-    // A short try of the real thing: if the race shows, it must be an
-    // error naming the variant, never a measurement of a corrupt kernel.
-    for _ in 0..3 {
+    // The real thing: the race shows within a few repetitions, and then
+    // as a failed repetition naming the variant, never a measurement of a
+    // corrupt kernel.
+    for _ in 0..40 {
         if let Err(e) = run_rep::<Broken>(&cfg, &KvPoint { cores: 3 }) {
             assert!(e.contains("broken"), "{e}");
+            return;
         }
     }
+    panic!("40 repetitions of a kernel without locks passed their checks");
 }

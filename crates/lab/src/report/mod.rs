@@ -18,6 +18,24 @@ pub(crate) const WIDTH: usize = 100;
 /// A min–max spread wider than this fraction of the median is marked `~`.
 pub(crate) const WIDE_SPREAD: f64 = 0.10;
 
+/// A worker that waited for a CPU longer than this fraction of a window
+/// ([`crate::measure::Span::waited_s`]) was measuring the host.
+pub(crate) const HOST_WAIT: f64 = 0.05;
+
+/// The line that says a run's workers waited for the host's CPUs: `worst`
+/// is the largest run-queue wait of a worker, as a fraction of its window,
+/// `at` where it was (a variant and point). `None` below [`HOST_WAIT`].
+pub(crate) fn host_wait_note(worst: f64, at: &str) -> Option<String> {
+    (worst > HOST_WAIT).then(|| {
+        format!(
+            "  host contention: a measured thread waited for a CPU {:.0} % of its window ({at}):\n  \
+             the host's other work set those figures, not the code measured; measure on a quiet \
+             machine",
+            worst * 100.0
+        )
+    })
+}
+
 /// The run and its points as one JSON object: run metadata, and per point
 /// the medians over repetitions (`"reps"` is the number of repetitions; the
 /// repetitions themselves are under `"repetitions"`), with the fields its

@@ -5,7 +5,8 @@
 
 use super::runner::{cycles_per_ipc, hold_ticks, IpcMetrics};
 use crate::report::{
-    distinct, fmt_ns, lock_width, rep_counts, sig, throughput_unit, top_throughput, WIDE_SPREAD,
+    distinct, fmt_ns, host_wait_note, lock_width, rep_counts, sig, throughput_unit, top_throughput,
+    WIDE_SPREAD,
 };
 use crate::results::{Point, RunMeta};
 use serde_json::{json, Value};
@@ -40,6 +41,16 @@ pub fn cycles(p: &Point) -> f64 {
 /// Median mean kernel critical-section length, ticks (NaN if not timed).
 pub fn hold(p: &Point) -> f64 {
     p.stat(hold_ticks).0
+}
+
+/// The largest run-queue wait of an emulated core over the repetitions, as
+/// a fraction of the window (NaN for runs stored before it was measured).
+pub fn host_wait(p: &Point) -> f64 {
+    p.reps
+        .iter()
+        .filter_map(|r| r.metrics_of::<IpcMetrics>())
+        .flat_map(|m| m.host_wait)
+        .fold(f64::NAN, f64::max)
 }
 
 /// Elision outcomes summed over repetitions (and points): the elision
@@ -252,6 +263,17 @@ pub fn tables(out: &mut String, meta: &RunMeta, points: &[&Point]) {
         }
     }
 
+    if let Some(worst) = points
+        .iter()
+        .filter(|p| host_wait(p).is_finite())
+        .max_by(|a, b| host_wait(a).total_cmp(&host_wait(b)))
+    {
+        let at = format!("{}, {} at {} cores", mode(worst), worst.lock, worst.threads);
+        if let Some(line) = host_wait_note(host_wait(worst), &at) {
+            let _ = writeln!(out, "\n{}", line.trim_start_matches(' '));
+        }
+    }
+
     for v in variants.iter().filter(|v| v.starts_with("elide")) {
         let m = elision(points.iter().copied().filter(|p| p.lock == *v));
         let (e, f, a) = (m.elided, m.fallbacks, m.aborts);
@@ -299,6 +321,7 @@ pub fn point_json(meta: &RunMeta, p: &Point, all: &[&Point]) -> Value {
         "fallbacks": m.fallbacks,
         "aborts": m.aborts,
         "skipped": m.skipped,
+        "host_wait": num(host_wait(p)),
         "abort_causes": {
             "conflict": m.abort_conflict,
             "capacity": m.abort_capacity,

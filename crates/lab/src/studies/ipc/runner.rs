@@ -235,6 +235,7 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
         abort_retry_clear: total.abort_retry_clear,
         abort_other: total.abort_other,
         skipped: total.skipped,
+        host_wait: span.waited_frac(),
     });
     Ok(rep)
 }
@@ -427,7 +428,7 @@ fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
 /// One repetition's emulated-kernel counters over the measured window (see
 /// [`super`]). `Rep::total_ops` counts one-way IPCs (system calls) and
 /// `Rep::ns_per_op` is the time one core spends per one-way IPC.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IpcMetrics {
     /// Time-stamp ticks (TSC cycles) the window lasted.
     pub ticks: u64,
@@ -470,6 +471,11 @@ pub struct IpcMetrics {
     /// (counted in `fallbacks` too; the adaptive policy).
     #[serde(default)]
     pub skipped: u64,
+    /// Per core: the time its thread was ready to run but waiting for a
+    /// host CPU, as a fraction of the window (absent from runs stored
+    /// before it was measured).
+    #[serde(default)]
+    pub host_wait: Vec<f64>,
 }
 
 impl StudyMetrics for IpcMetrics {

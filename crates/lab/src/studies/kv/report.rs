@@ -4,7 +4,9 @@
 //! text summary and as extra JSON keys per point.
 
 use super::runner::KvMetrics;
-use crate::report::{distinct, lock_width, rep_counts, sig, throughput_unit, WIDE_SPREAD};
+use crate::report::{
+    distinct, host_wait_note, lock_width, rep_counts, sig, throughput_unit, WIDE_SPREAD,
+};
 use crate::results::{median, Point, RunMeta};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -50,6 +52,15 @@ pub fn core_utilisation(p: &Point) -> Vec<f64> {
             )
         })
         .collect()
+}
+
+/// The largest run-queue wait of an emulated core over the repetitions, as
+/// a fraction of the window (NaN for runs stored before it was measured).
+pub fn host_wait(p: &Point) -> f64 {
+    metrics(p)
+        .iter()
+        .flat_map(|m| m.host_wait.iter().copied())
+        .fold(f64::NAN, f64::max)
 }
 
 /// Operations by kind summed over the repetitions.
@@ -194,6 +205,16 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
         "  operations completed: {} reads, {} updates, {} scans, {} inserts, {} read-modify-writes",
         all_ops[0], all_ops[1], all_ops[2], all_ops[3], all_ops[4]
     );
+    if let Some(worst) = points
+        .iter()
+        .filter(|p| host_wait(p).is_finite())
+        .max_by(|a, b| host_wait(a).total_cmp(&host_wait(b)))
+    {
+        let at = format!("{} at {} cores", worst.lock, worst.threads);
+        if let Some(line) = host_wait_note(host_wait(worst), &at) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     if variants.contains(&super::NONE) {
         let _ = writeln!(
             out,
@@ -241,5 +262,6 @@ pub fn point_json(p: &Point) -> Value {
         "rmws": o[4],
         "syscalls_per_request": num(sys),
         "interrupts_per_request": num(irq),
+        "host_wait": num(host_wait(p)),
     })
 }

@@ -263,6 +263,7 @@ fn rep_of(w: &Windowed<(Vec<OpCounts>, u64)>) -> Rep {
         elided: kernel.elided,
         fallbacks: kernel.fallbacks,
         aborts: kernel.aborts,
+        host_wait: w.span.waited_frac(),
     });
     rep
 }
@@ -322,6 +323,11 @@ pub struct KvMetrics {
     pub fallbacks: u64,
     /// Transactions aborted (elision).
     pub aborts: u64,
+    /// Per core: the time its thread was ready to run but waiting for a
+    /// host CPU, as a fraction of the window (absent from runs stored
+    /// before it was measured).
+    #[serde(default)]
+    pub host_wait: Vec<f64>,
 }
 
 impl StudyMetrics for KvMetrics {
