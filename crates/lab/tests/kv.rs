@@ -124,6 +124,14 @@ fn bench_kv_measures_utilisation_and_xput_checks_and_stores() {
         // of the window (the known-answer test is the measurement core's).
         let hw = num(p, "host_wait");
         assert!((0.0..=1.0).contains(&hw), "{p}");
+        // Busy cycles between kernel entries: one figure per core, each
+        // positive (every core entered the kernel in the window).
+        let gaps = p["core_cycles_per_entry"].as_array().expect("per core");
+        assert_eq!(gaps.len(), cores, "{p}");
+        assert!(
+            gaps.iter().all(|g| g.as_f64().is_some_and(|g| g > 0.0)),
+            "{p}"
+        );
     }
     assert!(
         v["verdict"].to_string().contains("keeps up")

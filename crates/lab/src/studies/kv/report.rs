@@ -63,6 +63,29 @@ pub fn host_wait(p: &Point) -> f64 {
         .fold(f64::NAN, f64::max)
 }
 
+/// Per core, the busy cycles (time-stamp ticks) between its kernel
+/// entries, pooled over the repetitions: seed 002 §5.2's "average delay"
+/// between kernel entries, except that the kernel's own time is in it.
+/// Empty for runs stored before per-core calls were counted.
+pub fn cycles_per_entry(p: &Point) -> Vec<f64> {
+    let ms = metrics(p);
+    let n = ms.iter().map(|m| m.core_syscalls.len()).max().unwrap_or(0);
+    (0..n)
+        .map(|c| {
+            let (busy, calls) = ms.iter().fold((0.0, 0u64), |(b, k), m| {
+                let u = m.utilisation.get(c).copied().unwrap_or(0.0);
+                let s = m.core_syscalls.get(c).copied().unwrap_or(0);
+                (b + u * m.ticks as f64, k + s)
+            });
+            if calls == 0 {
+                f64::NAN
+            } else {
+                busy / calls as f64
+            }
+        })
+        .collect()
+}
+
 /// Operations by kind summed over the repetitions.
 fn ops(p: &Point) -> [u64; 5] {
     metrics(p).iter().fold([0; 5], |a, m| {
@@ -196,6 +219,34 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
             );
         }
     }
+    let entries: Vec<(&str, Vec<f64>)> = variants
+        .iter()
+        .filter_map(|v| {
+            let p = points
+                .iter()
+                .find(|p| p.lock == *v && p.threads == top_cores)?;
+            Some((*v, cycles_per_entry(p))).filter(|(_, c)| !c.is_empty())
+        })
+        .collect();
+    if !entries.is_empty() {
+        let _ = writeln!(
+            out,
+            "  busy cycles between kernel entries per core (seed 002's delay, kernel time included)"
+        );
+        for (v, c) in entries {
+            let c: Vec<String> = c
+                .iter()
+                .map(|x| {
+                    if x.is_finite() {
+                        format!("{x:.0}")
+                    } else {
+                        "–".into()
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "  {v:<lw$}  {}", c.join(" "));
+        }
+    }
     let all_ops = points.iter().fold([0u64; 5], |a, p| {
         let o = ops(p);
         std::array::from_fn(|i| a[i] + o[i])
@@ -263,5 +314,6 @@ pub fn point_json(p: &Point) -> Value {
         "syscalls_per_request": num(sys),
         "interrupts_per_request": num(irq),
         "host_wait": num(host_wait(p)),
+        "core_cycles_per_entry": cycles_per_entry(p).into_iter().map(num).collect::<Vec<_>>(),
     })
 }

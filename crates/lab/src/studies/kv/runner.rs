@@ -264,6 +264,7 @@ fn rep_of(w: &Windowed<(Vec<OpCounts>, u64)>) -> Rep {
         fallbacks: kernel.fallbacks,
         aborts: kernel.aborts,
         host_wait: w.span.waited_frac(),
+        core_syscalls: w.per_core.iter().map(|c| c.syscalls).collect(),
     });
     rep
 }
@@ -328,6 +329,10 @@ pub struct KvMetrics {
     /// before it was measured).
     #[serde(default)]
     pub host_wait: Vec<f64>,
+    /// Per core: its system calls (absent from runs stored before it was
+    /// counted).
+    #[serde(default)]
+    pub core_syscalls: Vec<u64>,
 }
 
 impl StudyMetrics for KvMetrics {
