@@ -132,6 +132,20 @@ fn bench_kv_measures_utilisation_and_xput_checks_and_stores() {
             gaps.iter().all(|g| g.as_f64().is_some_and(|g| g > 0.0)),
             "{p}"
         );
+        // No elision in these variants: no transactions, and no abort of
+        // any cause.
+        assert_eq!(
+            (p["elided"].as_u64(), p["aborts"].as_u64()),
+            (Some(0), Some(0)),
+            "{p}"
+        );
+        let causes: u64 = p["abort_causes"]
+            .as_object()
+            .expect("causes")
+            .values()
+            .map(|c| c.as_u64().unwrap())
+            .sum();
+        assert_eq!(causes, 0, "{p}");
     }
     assert!(
         v["verdict"].to_string().contains("keeps up")

@@ -18,6 +18,28 @@ pub(crate) const WIDTH: usize = 100;
 /// A min–max spread wider than this fraction of the median is marked `~`.
 pub(crate) const WIDE_SPREAD: f64 = 0.10;
 
+/// Transaction aborts by cause, in words: `causes` are the counts of
+/// conflict, capacity, lock busy, retry bit clear and other aborts
+/// (`locklab::elide::Cause`). `None` when they do not add up to `aborts`
+/// (runs stored before causes were counted).
+pub(crate) fn abort_causes_text(aborts: u64, causes: [u64; 5]) -> Option<String> {
+    const NAMES: [&str; 5] = [
+        "conflict",
+        "capacity",
+        "lock busy",
+        "retry bit clear",
+        "other",
+    ];
+    (causes.iter().sum::<u64>() == aborts).then(|| {
+        causes
+            .iter()
+            .zip(NAMES)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
 /// A worker that waited for a CPU longer than this fraction of a window
 /// ([`crate::measure::Span::waited_s`]) was measuring the host.
 pub(crate) const HOST_WAIT: f64 = 0.05;

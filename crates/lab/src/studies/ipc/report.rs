@@ -5,8 +5,8 @@
 
 use super::runner::{cycles_per_ipc, hold_ticks, IpcMetrics};
 use crate::report::{
-    distinct, fmt_ns, host_wait_note, lock_width, rep_counts, sig, throughput_unit, top_throughput,
-    WIDE_SPREAD,
+    abort_causes_text, distinct, fmt_ns, host_wait_note, lock_width, rep_counts, sig,
+    throughput_unit, top_throughput, WIDE_SPREAD,
 };
 use crate::results::{Point, RunMeta};
 use serde_json::{json, Value};
@@ -77,21 +77,16 @@ fn elision<'a>(points: impl IntoIterator<Item = &'a Point>) -> IpcMetrics {
 /// The aborts by cause, in words (`None` for runs stored before causes
 /// were counted: they do not add up to the aborts).
 fn causes_text(m: &IpcMetrics) -> Option<String> {
-    let parts = [
-        (m.abort_conflict, "conflict"),
-        (m.abort_capacity, "capacity"),
-        (m.abort_lock_busy, "lock busy"),
-        (m.abort_retry_clear, "retry bit clear"),
-        (m.abort_other, "other"),
-    ];
-    let sum: u64 = parts.iter().map(|p| p.0).sum();
-    (sum == m.aborts).then(|| {
-        parts
-            .iter()
-            .map(|(n, what)| format!("{n} {what}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    })
+    abort_causes_text(
+        m.aborts,
+        [
+            m.abort_conflict,
+            m.abort_capacity,
+            m.abort_lock_busy,
+            m.abort_retry_clear,
+            m.abort_other,
+        ],
+    )
 }
 
 /// The point of `none` that `p` compares with (same mode, cores, delay).

@@ -5,7 +5,8 @@
 
 use super::runner::KvMetrics;
 use crate::report::{
-    distinct, host_wait_note, lock_width, rep_counts, sig, throughput_unit, WIDE_SPREAD,
+    abort_causes_text, distinct, host_wait_note, lock_width, rep_counts, sig, throughput_unit,
+    WIDE_SPREAD,
 };
 use crate::results::{median, Point, RunMeta};
 use serde_json::{json, Value};
@@ -273,21 +274,34 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
         );
     }
     for v in variants.iter().filter(|v| v.starts_with("elide")) {
-        let (e, f, a) = points
+        let (mut e, mut f, mut a, mut s, mut c) = (0, 0, 0, 0, [0u64; 5]);
+        for m in points
             .iter()
             .filter(|p| p.lock == *v)
             .flat_map(|p| metrics(p))
-            .fold((0, 0, 0), |(x, y, z), m| {
-                (x + m.elided, y + m.fallbacks, z + m.aborts)
-            });
+        {
+            (e, f, a, s) = (e + m.elided, f + m.fallbacks, a + m.aborts, s + m.skipped);
+            c = std::array::from_fn(|i| c[i] + m.abort_causes[i]);
+        }
         let path = if e == 0 {
             " — it ran the fall-back path only"
         } else {
             ""
         };
+        let skipped = if v.starts_with("elide-adaptive") {
+            format!(" ({s} without attempting)")
+        } else {
+            String::new()
+        };
+        let causes = if a == 0 {
+            String::new()
+        } else {
+            abort_causes_text(a, c).map_or_else(String::new, |c| format!(" ({c})"))
+        };
         let _ = writeln!(
             out,
-            "  {v}: {e} kernel entries ran as transactions, {f} on the fall-back lock, {a} aborts{path}"
+            "  {v}: {e} kernel entries ran as transactions, {f} on the fall-back lock{skipped},\n    \
+             {a} aborts{causes}{path}"
         );
     }
 }
@@ -296,6 +310,9 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
 pub fn point_json(p: &Point) -> Value {
     let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
     let o = ops(p);
+    let ms = metrics(p);
+    let sum = |f: fn(&KvMetrics) -> u64| ms.iter().map(f).sum::<u64>();
+    let cause = |i: usize| ms.iter().map(|m| m.abort_causes[i]).sum::<u64>();
     let (sys, irq) = per_request(p);
     json!({
         "cores": p.threads,
@@ -315,5 +332,16 @@ pub fn point_json(p: &Point) -> Value {
         "interrupts_per_request": num(irq),
         "host_wait": num(host_wait(p)),
         "core_cycles_per_entry": cycles_per_entry(p).into_iter().map(num).collect::<Vec<_>>(),
+        "elided": sum(|m| m.elided),
+        "fallbacks": sum(|m| m.fallbacks),
+        "aborts": sum(|m| m.aborts),
+        "skipped": sum(|m| m.skipped),
+        "abort_causes": {
+            "conflict": cause(0),
+            "capacity": cause(1),
+            "lock_busy": cause(2),
+            "retry_clear": cause(3),
+            "other": cause(4),
+        },
     })
 }

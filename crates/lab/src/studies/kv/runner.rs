@@ -265,6 +265,14 @@ fn rep_of(w: &Windowed<(Vec<OpCounts>, u64)>) -> Rep {
         aborts: kernel.aborts,
         host_wait: w.span.waited_frac(),
         core_syscalls: w.per_core.iter().map(|c| c.syscalls).collect(),
+        abort_causes: [
+            kernel.abort_conflict,
+            kernel.abort_capacity,
+            kernel.abort_lock_busy,
+            kernel.abort_retry_clear,
+            kernel.abort_other,
+        ],
+        skipped: kernel.skipped,
     });
     rep
 }
@@ -333,6 +341,14 @@ pub struct KvMetrics {
     /// counted).
     #[serde(default)]
     pub core_syscalls: Vec<u64>,
+    /// Aborts by cause: conflict, capacity, lock busy, retry bit clear,
+    /// other (zeros in runs stored before they were counted).
+    #[serde(default)]
+    pub abort_causes: [u64; 5],
+    /// Kernel entries that took the fall-back lock without attempting
+    /// (counted in `fallbacks` too; the adaptive policy).
+    #[serde(default)]
+    pub skipped: u64,
 }
 
 impl StudyMetrics for KvMetrics {
