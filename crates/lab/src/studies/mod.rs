@@ -16,6 +16,7 @@ pub mod costs;
 pub mod hash;
 pub mod interposed;
 pub mod ipc;
+pub mod kernel;
 pub mod kv;
 pub mod lhp;
 pub mod locks;

@@ -1,9 +1,7 @@
 //! The command line of `bench ipc`.
 
 use super::runner::Mode;
-use crate::cli::{
-    parse_core_list, parse_ns, parse_ns_list, parse_reps, parse_secs, CoreList, NsList,
-};
+use crate::cli::{parse_ns, parse_ns_list, parse_reps, parse_secs, CoreList, NsList};
 use clap::Args;
 
 /// Parameters of `bench ipc`.
@@ -23,7 +21,7 @@ pub struct IpcArgs {
     pub modes: ModeList,
     /// Emulated core counts for multi, shared and hold, like 1,2,4 or 1-4
     /// (default: 1 up to the CPUs this process may use).
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_emulated_cores)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::studies::kernel::parse_emulated_cores)]
     pub cores: Option<CoreList>,
     /// Mean exponential delay a server works between receiving and
     /// replying, ns, comma-separated (default 0,250,1000,4000); multi
@@ -52,9 +50,6 @@ pub struct IpcArgs {
     pub allow_fallback: bool,
 }
 
-/// Most emulated cores `bench ipc` starts.
-pub const MAX_CORES: u32 = 64;
-
 /// A validated list of `bench ipc` measurements, in the order given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModeList(pub Vec<Mode>);
@@ -77,11 +72,6 @@ pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
         }
     }
     Ok(ModeList(v))
-}
-
-/// Emulated cores for `bench ipc` (up to [`MAX_CORES`]).
-pub(crate) fn parse_emulated_cores(s: &str) -> Result<CoreList, String> {
-    parse_core_list(s, MAX_CORES)
 }
 
 impl crate::studies::command::RunCommand for IpcArgs {

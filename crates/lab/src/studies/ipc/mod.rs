@@ -148,30 +148,13 @@ pub fn run(
 pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
     let explicit = a.variants.is_some();
     let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
+    crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
     let rtm = locklab_kernel::cc::rtm_available();
-    if !rtm {
-        if explicit && !a.allow_fallback {
-            if let Some(v) = variants.iter().find(|v| v.elides) {
-                return Err(LabError::input(format!(
-                    "{}: this CPU has no RTM (Intel TSX restricted transactional memory), so \
-                     nothing can be elided; --allow-fallback runs it anyway on its fall-back \
-                     lock path (the big lock plus the elision wrapper's checks)",
-                    v.name
-                )));
-            }
-        }
-        if !explicit && !a.allow_fallback {
-            variants.retain(|v| !v.elides);
-            noteln!(
-                "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
-            );
-        }
-    }
     ipc_options_used(a, &variants)?;
     let ncpu = crate::machine::cpus() as u32;
     let cores = match &a.cores {
         Some(c) => c.0.clone(),
-        None => (1..=ncpu.clamp(1, args::MAX_CORES)).collect(),
+        None => (1..=ncpu.clamp(1, crate::studies::kernel::MAX_CORES)).collect(),
     };
     let plan = IpcPlan {
         variants,

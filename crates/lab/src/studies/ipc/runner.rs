@@ -17,18 +17,15 @@
 //! fails the run.
 
 use crate::clock::ns_to_ticks;
-use crate::error::{LabError, Result};
-use crate::measure::{settle_for, Hooks, Window};
+use crate::error::Result;
 use crate::results::{Rep, StudyMetrics};
-use locklab::elide::Policy;
-use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
+use crate::studies::kernel::{parse_variants_for, windowed, KernelRun, KernelVariant, Variant};
 use locklab_kernel::check::{check_kernel, check_programs};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
 use serde::Deserialize;
 use serde::Serialize;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Which measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -92,43 +89,6 @@ pub struct IpcPoint {
 /// kernel failed (broken invariants, a hang).
 pub type IpcRun = fn(&IpcConfig, &IpcPoint) -> std::result::Result<Rep, String>;
 
-/// A kernel concurrency control the lab can build by type.
-pub trait Variant: Concurrency + Sized {
-    /// The control, ready to boot a kernel.
-    fn make() -> Self;
-}
-
-impl Variant for NoLock {
-    fn make() -> Self {
-        NoLock
-    }
-}
-
-impl Variant for Fine {
-    fn make() -> Self {
-        Fine::new()
-    }
-}
-
-impl<M> Variant for Bkl<M>
-where
-    M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
-{
-    fn make() -> Self {
-        Bkl::new(M::INFO.name)
-    }
-}
-
-impl<M, P> Variant for Elide<M, P>
-where
-    M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
-    P: Policy + Send + Sync + 'static,
-{
-    fn make() -> Self {
-        Elide::new(M::INFO.name)
-    }
-}
-
 /// The system a point boots.
 fn system(pt: &IpcPoint) -> System {
     let delay_ticks = ns_to_ticks(pt.delay_ns) as f64;
@@ -148,39 +108,8 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
         measure_hold: pt.mode == Mode::Hold,
     };
     let k = Arc::new(Kernel::boot(C::make(), &sys, kcfg).map_err(|e| e.0)?);
-    let ncpu = crate::machine::cpus();
-    let pin = cfg.pin;
-    // Every emulated core's thread enters the window before its loop, so
-    // the window opens only when every core runs, after a settle period
-    // (the warm-up, on this kernel), and each core's CPU time is read at
-    // the instants the kernel's counters are snapshot.
-    let window = Arc::new(Window::new(sys.cores as usize));
-    let on_start = {
-        let window = Arc::clone(&window);
-        Arc::new(move |core: u32| {
-            if pin {
-                // Best effort, as for the other benchmarks.
-                crate::machine::pin(core as usize % ncpu);
-            }
-            window.enter_thread(core as usize);
-        })
-    };
-    let ((span, per_core), run) = k
-        .run(sys.programs(), on_start, Duration::from_secs(10), |m| {
-            let (mut s0, mut s1) = (Vec::new(), Vec::new());
-            let span = window.measure(
-                settle_for(cfg.secs),
-                cfg.secs,
-                Hooks {
-                    at_open: Some(&mut || s0 = m.per_core()),
-                    at_close: Some(&mut || s1 = m.per_core()),
-                    during: None,
-                },
-            );
-            let per_core: Vec<CoreStats> = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
-            (span, per_core)
-        })
-        .map_err(|h| format!("{}: {h}", k.variant()))?;
+    let (w, run) = windowed(&k, &sys, cfg.secs, cfg.pin, || ())?;
+    let (span, per_core) = (w.span, w.per_core);
     let v = check_kernel(&k);
     if !v.is_empty() {
         return Err(format!("{}: kernel invariants broken: {v}", k.variant()));
@@ -257,17 +186,6 @@ pub fn hold_ticks(r: &Rep) -> f64 {
     }
 }
 
-/// What a study runs a kernel variant with: a function monomorphized for
-/// the variant's type, so that every study of the emulated kernel parses
-/// `--variants` here ([`parse_variants_for`]) and gets each variant's own
-/// compiled kernel.
-pub trait KernelRun {
-    /// The function (a plain `fn` pointer).
-    type Run: Copy;
-    /// The function for variant `C`.
-    fn of<C: Variant>() -> Self::Run;
-}
-
 /// `bench ipc`'s repetition.
 pub struct IpcRuns;
 
@@ -278,151 +196,12 @@ impl KernelRun for IpcRuns {
     }
 }
 
-/// The kernel's big lock over one of locklab's own mutexes: plain and
-/// elided. Peers have none: their guards borrow the mutex, and the kernel's
-/// lock is taken and released in different places.
-struct BigLock<F> {
-    /// `bkl(name)`.
-    bkl: F,
-    /// `elide(name)`.
-    elide: F,
-    /// `elide-adaptive(name)`.
-    elide_adaptive: F,
-}
-
-/// The big lock over locklab's own mutex `name`, monomorphized by the
-/// registry's visitor for study `K`.
-fn big_lock<K: KernelRun>(name: &str) -> Option<BigLock<K::Run>> {
-    struct Own<'a, K: KernelRun>(&'a str, Option<BigLock<K::Run>>);
-    impl<K: KernelRun> crate::registry::MutexVisitor for Own<'_, K> {
-        fn visit<L: crate::lablock::LabLock>(&mut self, _: locklab::LockInfo, _: bool) {}
-        fn own<R>(&mut self)
-        where
-            R: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
-        {
-            if R::INFO.name == self.0 && self.1.is_none() {
-                self.1 = Some(BigLock {
-                    bkl: K::of::<Bkl<R>>(),
-                    elide: K::of::<Elide<R>>(),
-                    elide_adaptive: K::of::<ElideAdaptive<R>>(),
-                });
-            }
-        }
-    }
-    let mut v = Own::<K>(name, None);
-    crate::registry::visit_mutexes(&mut v);
-    v.1
-}
-
-/// A kernel variant chosen by name: `none`, `fine`, `bkl(L)`, `elide(L)`,
-/// `elide-adaptive(L)`, with what a study runs it with (`F`, see [`KernelRun`]).
-#[derive(Clone)]
-pub struct KernelVariant<F> {
-    /// The stored name, e.g. `bkl(clh)`.
-    pub name: String,
-    /// Its repetition.
-    pub run: F,
-    /// Whether it elides its lock with hardware transactions.
-    pub elides: bool,
-}
-
 /// A kernel variant of `bench ipc`.
 pub type IpcVariant = KernelVariant<IpcRun>;
 
-/// The big lock when a variant names none.
-pub const DEFAULT_LOCK: &str = "clh";
-
-/// Every variant name, for messages.
-pub const VARIANT_NAMES: &str =
-    "none, bkl, bkl(LOCK), fine, elide, elide(LOCK), elide-adaptive, elide-adaptive(LOCK)";
-
-/// Parses `--variants`: `all` or comma-separated names (duplicates dropped,
-/// order kept); `bkl`, `elide` and `elide-adaptive` take a mutex of the
-/// library in parentheses (default clh).
+/// Parses `--variants` for `bench ipc` ([`parse_variants_for`]).
 pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
     parse_variants_for::<IpcRuns>(list)
-}
-
-/// [`parse_variants`] for any study of the emulated kernel (`K` says what
-/// it runs each variant with).
-pub fn parse_variants_for<K: KernelRun>(list: &str) -> Result<Vec<KernelVariant<K::Run>>> {
-    let mut out: Vec<KernelVariant<K::Run>> = Vec::new();
-    for name in list.split(',').map(str::trim) {
-        let picked = match name {
-            "" => {
-                return Err(LabError::input(format!(
-                    "--variants '{list}': empty name in the list; variants: all, {VARIANT_NAMES}"
-                )))
-            }
-            "all" => ["none", "bkl", "fine", "elide", "elide-adaptive"]
-                .iter()
-                .map(|n| variant::<K>(n))
-                .collect::<Result<Vec<_>>>()?,
-            n => vec![variant::<K>(n)?],
-        };
-        for v in picked {
-            if !out.iter().any(|o| o.name == v.name) {
-                out.push(v);
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
-    let (kind, lock) = match name.split_once('(') {
-        Some((k, rest)) => match rest.strip_suffix(')') {
-            Some(l) if !l.trim().is_empty() => (k.trim(), Some(l.trim())),
-            _ => {
-                return Err(LabError::input(format!(
-                    "kernel variant '{name}': write the lock in parentheses, e.g. bkl(ticket)"
-                )))
-            }
-        },
-        None => (name, None),
-    };
-    let simple = |run: K::Run| {
-        if lock.is_some() {
-            Err(LabError::input(format!(
-                "kernel variant '{name}': {kind} takes no lock (only bkl, elide and elide-adaptive do)"
-            )))
-        } else {
-            Ok(KernelVariant {
-                name: kind.into(),
-                run,
-                elides: false,
-            })
-        }
-    };
-    match kind {
-        "none" => simple(K::of::<NoLock>()),
-        "fine" => simple(K::of::<Fine>()),
-        "bkl" | "elide" | "elide-adaptive" => {
-            let l = lock.unwrap_or(DEFAULT_LOCK);
-            let e = crate::studies::locks::find(l)
-                .map_err(|e| LabError::input(format!("kernel variant '{name}': {}", e.msg)))?;
-            let own = big_lock::<K>(e.info.name);
-            let run = own.map(|b| match kind {
-                "bkl" => b.bkl,
-                "elide" => b.elide,
-                _ => b.elide_adaptive,
-            });
-            let run = run.ok_or_else(|| {
-                LabError::input(format!(
-                    "kernel variant '{name}': {l} is a peer whose guard borrows its mutex; \
-                     the kernel's big lock must be one of locklab's own locks (see `locklab locks`)"
-                ))
-            })?;
-            Ok(KernelVariant {
-                name: format!("{kind}({l})"),
-                run,
-                elides: kind != "bkl",
-            })
-        }
-        _ => Err(LabError::input(format!(
-            "unknown kernel variant '{name}'; variants: all, {VARIANT_NAMES}"
-        ))),
-    }
 }
 
 /// One repetition's emulated-kernel counters over the measured window (see

@@ -17,7 +17,7 @@ pub struct KvArgs {
     /// driver, every other core a key-value server and its two clients;
     /// one core runs all of it (default: 1 up to the CPUs this process may
     /// use).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::studies::ipc::args::parse_emulated_cores)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::studies::kernel::parse_emulated_cores)]
     pub cores: Option<CoreList>,
     /// YCSB workload: a (50 % updates), b (5 % updates), c (read-only, the
     /// seeds' choice), e (95 % short scans, 5 % inserts), f (50 %

@@ -16,17 +16,16 @@
 //! or interrupt) are checked; a broken one fails the run.
 
 use crate::error::Result;
-use crate::measure::{settle_for, Hooks, Span, Window};
 use crate::results::{Rep, StudyMetrics};
-use crate::studies::ipc::runner::{parse_variants_for, KernelRun, KernelVariant, Variant};
+use crate::studies::kernel::{
+    parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
+};
 use locklab_kernel::check::{check_kernel, check_programs};
-use locklab_kernel::idle::IdleSpan;
 use locklab_kernel::kv::{KeyDist, KvParams, KvSystem, OpCounts, Workload};
 use locklab_kernel::stats::CoreStats;
-use locklab_kernel::{Config, Kernel, System};
+use locklab_kernel::{Config, Kernel};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// What every point of a `kv` run shares.
 #[derive(Debug, Clone, Serialize)]
@@ -80,104 +79,6 @@ pub type KvVariant = KernelVariant<KvRun>;
 /// Parses `--variants` with `bench ipc`'s parser (the same names).
 pub fn parse_variants(list: &str) -> Result<Vec<KvVariant>> {
     parse_variants_for::<KvRuns>(list)
-}
-
-/// What one window measured of a running kernel.
-#[derive(Debug, Clone)]
-pub struct Windowed<T> {
-    /// The window.
-    pub span: Span,
-    /// The interval the samples cover: from the reads at the opening to
-    /// the reads at the closing, ticks (the window's instants, plus however
-    /// late the controller got to read).
-    pub ticks: u64,
-    /// The same in seconds: what throughputs divide by.
-    pub wall_s: f64,
-    /// Per core: busy time over the window, in [0, 1].
-    pub utilisation: Vec<f64>,
-    /// Per core: the kernel's counters over the window.
-    pub per_core: Vec<CoreStats>,
-    /// What `sample` gave at the opening and at the closing.
-    pub samples: (T, T),
-}
-
-/// Runs `sys` on `k` and measures one window of `secs` (after a settle
-/// period): each core's idle time, the kernel's counters and `sample()`
-/// (the study's own counters) are read at the window's two instants.
-/// Everything divides by the interval the reads cover, the time between
-/// the two sets of reads (each set read back to back, the idle clocks
-/// first), so a controller that reads late (preempted on a busy machine)
-/// shifts numerators and denominator alike, and throughput and
-/// utilisation share one window. Returns what the run left for the
-/// checker too.
-pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
-    k: &Arc<Kernel<C>>,
-    sys: &System,
-    secs: f64,
-    pin: bool,
-    sample: impl Fn() -> T,
-) -> std::result::Result<(Windowed<T>, locklab_kernel::RunResult), String> {
-    let ncpu = crate::machine::cpus();
-    // Every emulated core's thread enters the window before its loop, so
-    // the window opens only when every core runs, after the settle period.
-    let window = Arc::new(Window::new(sys.cores as usize));
-    let on_start = {
-        let window = Arc::clone(&window);
-        Arc::new(move |core: u32| {
-            if pin {
-                crate::machine::pin(core as usize % ncpu);
-            }
-            window.enter_thread(core as usize);
-        })
-    };
-    let (w, run) = k
-        .run(sys.programs(), on_start, Duration::from_secs(10), |m| {
-            let (mut s0, mut s1) = (Vec::new(), Vec::new());
-            let (mut i0, mut i1) = (Vec::new(), Vec::new());
-            let (mut c0, mut c1) = (T::default(), T::default());
-            let (mut h0, mut h1) = (0u64, 0u64);
-            let span = window.measure(
-                settle_for(secs),
-                secs,
-                Hooks {
-                    at_open: Some(&mut || {
-                        h0 = crate::clock::ticks();
-                        i0 = m.idle();
-                        s0 = m.per_core();
-                        c0 = sample();
-                    }),
-                    at_close: Some(&mut || {
-                        h1 = crate::clock::ticks();
-                        i1 = m.idle();
-                        s1 = m.per_core();
-                        c1 = sample();
-                    }),
-                    during: None,
-                },
-            );
-            let ticks = h1.saturating_sub(h0);
-            let utilisation = i0
-                .iter()
-                .zip(&i1)
-                .map(|(a, b)| {
-                    // Busy over the interval the counts cover, so that
-                    // utilisation and throughput share their window.
-                    let idle = IdleSpan::between(*a, *b).idle;
-                    IdleSpan { ticks, idle }.utilisation()
-                })
-                .collect();
-            let per_core = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
-            Windowed {
-                span,
-                ticks,
-                wall_s: crate::clock::ticks_to_s(ticks),
-                utilisation,
-                per_core,
-                samples: (c0, c1),
-            }
-        })
-        .map_err(|h| format!("{}: {h}", k.variant()))?;
-    Ok((w, run))
 }
 
 /// One repetition of `pt` under variant `C`.

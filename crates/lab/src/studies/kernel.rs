@@ -1,0 +1,343 @@
+//! What the studies of the emulated kernel share: its concurrency
+//! controls chosen by name (`--variants`: `none`, `fine`, `bkl(L)`,
+//! `elide(L)`, `elide-adaptive(L)`), each monomorphized for the study's
+//! repetition; the check of the elision variants against this CPU; the
+//! emulated core counts; and one measured window around a kernel run, over
+//! which the kernel's counters, each core's idle time, CPU time and
+//! run-queue wait and the study's own counters are read at the same two
+//! instants.
+
+use crate::cli::CoreList;
+use crate::error::{LabError, Result};
+use crate::measure::{settle_for, Hooks, Span, Window};
+use crate::noteln;
+use locklab::elide::Policy;
+use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
+use locklab_kernel::idle::IdleSpan;
+use locklab_kernel::stats::CoreStats;
+use locklab_kernel::{Kernel, System};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Most emulated cores a study starts.
+pub const MAX_CORES: u32 = 64;
+
+/// Emulated core counts (up to [`MAX_CORES`]).
+pub(crate) fn parse_emulated_cores(s: &str) -> std::result::Result<CoreList, String> {
+    crate::cli::parse_core_list(s, MAX_CORES)
+}
+
+/// Checks the variants against this CPU: without RTM, an elision variant
+/// named in `--variants` is refused unless `allow_fallback` asks for its
+/// fall-back path, and the default list (`explicit` false) leaves them out
+/// with a note.
+pub fn check_rtm<F>(
+    variants: &mut Vec<KernelVariant<F>>,
+    explicit: bool,
+    allow_fallback: bool,
+) -> Result<()> {
+    if locklab_kernel::cc::rtm_available() || allow_fallback {
+        return Ok(());
+    }
+    if explicit {
+        if let Some(v) = variants.iter().find(|v| v.elides) {
+            return Err(LabError::input(format!(
+                "{}: this CPU has no RTM (Intel TSX restricted transactional memory), so \
+                 nothing can be elided; --allow-fallback runs it anyway on its fall-back \
+                 lock path (the big lock plus the elision wrapper's checks)",
+                v.name
+            )));
+        }
+    } else {
+        variants.retain(|v| !v.elides);
+        noteln!(
+            "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
+        );
+    }
+    Ok(())
+}
+
+/// A kernel concurrency control the lab can build by type.
+pub trait Variant: Concurrency + Sized {
+    /// The control, ready to boot a kernel.
+    fn make() -> Self;
+}
+
+impl Variant for NoLock {
+    fn make() -> Self {
+        NoLock
+    }
+}
+
+impl Variant for Fine {
+    fn make() -> Self {
+        Fine::new()
+    }
+}
+
+impl<M> Variant for Bkl<M>
+where
+    M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
+{
+    fn make() -> Self {
+        Bkl::new(M::INFO.name)
+    }
+}
+
+impl<M, P> Variant for Elide<M, P>
+where
+    M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
+    P: Policy + Send + Sync + 'static,
+{
+    fn make() -> Self {
+        Elide::new(M::INFO.name)
+    }
+}
+
+/// What a study runs a kernel variant with: a function monomorphized for
+/// the variant's type, so that every study of the emulated kernel parses
+/// `--variants` here ([`parse_variants_for`]) and gets each variant's own
+/// compiled kernel.
+pub trait KernelRun {
+    /// The function (a plain `fn` pointer).
+    type Run: Copy;
+    /// The function for variant `C`.
+    fn of<C: Variant>() -> Self::Run;
+}
+
+/// The kernel's big lock over one of locklab's own mutexes: plain and
+/// elided. Peers have none: their guards borrow the mutex, and the kernel's
+/// lock is taken and released in different places.
+struct BigLock<F> {
+    /// `bkl(name)`.
+    bkl: F,
+    /// `elide(name)`.
+    elide: F,
+    /// `elide-adaptive(name)`.
+    elide_adaptive: F,
+}
+
+/// The big lock over locklab's own mutex `name`, monomorphized by the
+/// registry's visitor for study `K`.
+fn big_lock<K: KernelRun>(name: &str) -> Option<BigLock<K::Run>> {
+    struct Own<'a, K: KernelRun>(&'a str, Option<BigLock<K::Run>>);
+    impl<K: KernelRun> crate::registry::MutexVisitor for Own<'_, K> {
+        fn visit<L: crate::lablock::LabLock>(&mut self, _: locklab::LockInfo, _: bool) {}
+        fn own<R>(&mut self)
+        where
+            R: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
+        {
+            if R::INFO.name == self.0 && self.1.is_none() {
+                self.1 = Some(BigLock {
+                    bkl: K::of::<Bkl<R>>(),
+                    elide: K::of::<Elide<R>>(),
+                    elide_adaptive: K::of::<ElideAdaptive<R>>(),
+                });
+            }
+        }
+    }
+    let mut v = Own::<K>(name, None);
+    crate::registry::visit_mutexes(&mut v);
+    v.1
+}
+
+/// A kernel variant chosen by name: `none`, `fine`, `bkl(L)`, `elide(L)`,
+/// `elide-adaptive(L)`, with what a study runs it with (`F`, see [`KernelRun`]).
+#[derive(Clone)]
+pub struct KernelVariant<F> {
+    /// The stored name, e.g. `bkl(clh)`.
+    pub name: String,
+    /// Its repetition.
+    pub run: F,
+    /// Whether it elides its lock with hardware transactions.
+    pub elides: bool,
+}
+
+/// The big lock when a variant names none.
+pub const DEFAULT_LOCK: &str = "clh";
+
+/// Every variant name, for messages.
+pub const VARIANT_NAMES: &str =
+    "none, bkl, bkl(LOCK), fine, elide, elide(LOCK), elide-adaptive, elide-adaptive(LOCK)";
+
+/// Parses `--variants`: `all` or comma-separated names (duplicates dropped,
+/// order kept); `bkl`, `elide` and `elide-adaptive` take a mutex of the
+/// library in parentheses (default clh). `K` says what the study runs each
+/// variant with.
+pub fn parse_variants_for<K: KernelRun>(list: &str) -> Result<Vec<KernelVariant<K::Run>>> {
+    let mut out: Vec<KernelVariant<K::Run>> = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let picked = match name {
+            "" => {
+                return Err(LabError::input(format!(
+                    "--variants '{list}': empty name in the list; variants: all, {VARIANT_NAMES}"
+                )))
+            }
+            "all" => ["none", "bkl", "fine", "elide", "elide-adaptive"]
+                .iter()
+                .map(|n| variant::<K>(n))
+                .collect::<Result<Vec<_>>>()?,
+            n => vec![variant::<K>(n)?],
+        };
+        for v in picked {
+            if !out.iter().any(|o| o.name == v.name) {
+                out.push(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
+    let (kind, lock) = match name.split_once('(') {
+        Some((k, rest)) => match rest.strip_suffix(')') {
+            Some(l) if !l.trim().is_empty() => (k.trim(), Some(l.trim())),
+            _ => {
+                return Err(LabError::input(format!(
+                    "kernel variant '{name}': write the lock in parentheses, e.g. bkl(ticket)"
+                )))
+            }
+        },
+        None => (name, None),
+    };
+    let simple = |run: K::Run| {
+        if lock.is_some() {
+            Err(LabError::input(format!(
+                "kernel variant '{name}': {kind} takes no lock (only bkl, elide and elide-adaptive do)"
+            )))
+        } else {
+            Ok(KernelVariant {
+                name: kind.into(),
+                run,
+                elides: false,
+            })
+        }
+    };
+    match kind {
+        "none" => simple(K::of::<NoLock>()),
+        "fine" => simple(K::of::<Fine>()),
+        "bkl" | "elide" | "elide-adaptive" => {
+            let l = lock.unwrap_or(DEFAULT_LOCK);
+            let e = crate::studies::locks::find(l)
+                .map_err(|e| LabError::input(format!("kernel variant '{name}': {}", e.msg)))?;
+            let own = big_lock::<K>(e.info.name);
+            let run = own.map(|b| match kind {
+                "bkl" => b.bkl,
+                "elide" => b.elide,
+                _ => b.elide_adaptive,
+            });
+            let run = run.ok_or_else(|| {
+                LabError::input(format!(
+                    "kernel variant '{name}': {l} is a peer whose guard borrows its mutex; \
+                     the kernel's big lock must be one of locklab's own locks (see `locklab locks`)"
+                ))
+            })?;
+            Ok(KernelVariant {
+                name: format!("{kind}({l})"),
+                run,
+                elides: kind != "bkl",
+            })
+        }
+        _ => Err(LabError::input(format!(
+            "unknown kernel variant '{name}'; variants: all, {VARIANT_NAMES}"
+        ))),
+    }
+}
+
+/// What one window measured of a running kernel.
+#[derive(Debug, Clone)]
+pub struct Windowed<T> {
+    /// The window.
+    pub span: Span,
+    /// The interval the samples cover: from the reads at the opening to
+    /// the reads at the closing, ticks (the window's instants, plus however
+    /// late the controller got to read).
+    pub ticks: u64,
+    /// The same in seconds: what throughputs divide by.
+    pub wall_s: f64,
+    /// Per core: busy time over the window, in [0, 1].
+    pub utilisation: Vec<f64>,
+    /// Per core: the kernel's counters over the window.
+    pub per_core: Vec<CoreStats>,
+    /// What `sample` gave at the opening and at the closing.
+    pub samples: (T, T),
+}
+
+/// Runs `sys` on `k` and measures one window of `secs` (after a settle
+/// period): each core's idle time, the kernel's counters and `sample()`
+/// (the study's own counters) are read at the window's two instants.
+/// Everything divides by the interval the reads cover, the time between
+/// the two sets of reads (each set read back to back, the idle clocks
+/// first), so a controller that reads late (preempted on a busy machine)
+/// shifts numerators and denominator alike, and throughput and
+/// utilisation share one window. Returns what the run left for the
+/// checker too.
+pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
+    k: &Arc<Kernel<C>>,
+    sys: &System,
+    secs: f64,
+    pin: bool,
+    sample: impl Fn() -> T,
+) -> std::result::Result<(Windowed<T>, locklab_kernel::RunResult), String> {
+    let ncpu = crate::machine::cpus();
+    // Every emulated core's thread enters the window before its loop, so
+    // the window opens only when every core runs, after the settle period.
+    let window = Arc::new(Window::new(sys.cores as usize));
+    let on_start = {
+        let window = Arc::clone(&window);
+        Arc::new(move |core: u32| {
+            if pin {
+                crate::machine::pin(core as usize % ncpu);
+            }
+            window.enter_thread(core as usize);
+        })
+    };
+    let (w, run) = k
+        .run(sys.programs(), on_start, Duration::from_secs(10), |m| {
+            let (mut s0, mut s1) = (Vec::new(), Vec::new());
+            let (mut i0, mut i1) = (Vec::new(), Vec::new());
+            let (mut c0, mut c1) = (T::default(), T::default());
+            let (mut h0, mut h1) = (0u64, 0u64);
+            let span = window.measure(
+                settle_for(secs),
+                secs,
+                Hooks {
+                    at_open: Some(&mut || {
+                        h0 = crate::clock::ticks();
+                        i0 = m.idle();
+                        s0 = m.per_core();
+                        c0 = sample();
+                    }),
+                    at_close: Some(&mut || {
+                        h1 = crate::clock::ticks();
+                        i1 = m.idle();
+                        s1 = m.per_core();
+                        c1 = sample();
+                    }),
+                    during: None,
+                },
+            );
+            let ticks = h1.saturating_sub(h0);
+            let utilisation = i0
+                .iter()
+                .zip(&i1)
+                .map(|(a, b)| {
+                    // Busy over the interval the counts cover, so that
+                    // utilisation and throughput share their window.
+                    let idle = IdleSpan::between(*a, *b).idle;
+                    IdleSpan { ticks, idle }.utilisation()
+                })
+                .collect();
+            let per_core = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
+            Windowed {
+                span,
+                ticks,
+                wall_s: crate::clock::ticks_to_s(ticks),
+                utilisation,
+                per_core,
+                samples: (c0, c1),
+            }
+        })
+        .map_err(|h| format!("{}: {h}", k.variant()))?;
+    Ok((w, run))
+}
