@@ -442,8 +442,8 @@ fn taking_an_elided_lock_inside_a_transaction_aborts_it() {
 
 #[test]
 fn threads_exclude_each_other_through_rtm_or_its_fallback() {
-    // On a CPU without RTM (this lab's machine) this runs the fall-back
-    // path. With RTM, the torture's spin hints inside the section may
+    // On a CPU without RTM (many machines locklab runs on) this runs the
+    // fall-back path. With RTM, the torture's spin hints inside the section may
     // abort every transaction: see the next test.
     hammer::<Elided<RawTicket>>(4, 2_000);
     hammer::<Elided<RawClh>>(4, 2_000);
