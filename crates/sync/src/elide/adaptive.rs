@@ -101,33 +101,17 @@ pub struct Adaptive {
 }
 
 impl Adaptive {
-    /// The policy with glibc's defaults.
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        Self::with_tunables(Tunables::GLIBC)
-    }
-
-    /// The policy with glibc's defaults.
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self::with_tunables(Tunables::GLIBC)
-    }
-
-    /// The policy with `tunables`.
-    #[cfg(not(loom))]
-    pub const fn with_tunables(tunables: Tunables) -> Self {
-        Self {
-            skip: AtomicU32::new(0),
-            tunables,
+    crate::loom_const_fn! {
+        /// The policy with glibc's defaults.
+        pub fn new() -> Self {
+            Self::with_tunables(Tunables::GLIBC)
         }
     }
 
-    /// The policy with `tunables`.
-    #[cfg(loom)]
-    pub fn with_tunables(tunables: Tunables) -> Self {
-        Self {
-            skip: AtomicU32::new(0),
-            tunables,
+    crate::loom_const_fn! {
+        /// The policy with `tunables`.
+        pub fn with_tunables(tunables: Tunables) -> Self {
+            Self { skip: AtomicU32::new(0), tunables }
         }
     }
 
@@ -139,17 +123,6 @@ impl Adaptive {
     /// How many acquisitions will skip elision (a momentary snapshot).
     pub fn skips_left(&self) -> u32 {
         self.skip.load(Relaxed)
-    }
-
-    /// Whether to attempt, counting a skip down if not.
-    #[inline]
-    fn attempt(&self) -> bool {
-        let left = self.skip.load(Relaxed);
-        if left == 0 {
-            return true;
-        }
-        self.skip.store(left - 1, Relaxed);
-        false
     }
 
     /// Skips the next `n` acquisitions.
@@ -174,9 +147,15 @@ impl Policy for Adaptive {
     const SOURCE: &'static str = "speculative lock elision: Rajwar & Goodman, MICRO 2001; Intel TSX/RTM (Intel SDM vol. 1 ch. 16); protocol of seed 002 (Elphinstone et al. 2016, Fig. 1); per-lock adaptation of glibc's x86 elision (elision-lock.c, tunables glibc.elision.*, until glibc 2.43)";
     const SUMMARY: &'static str = "RTM elision that reads the lock; retries aborts with the retry bit set (3 attempts), and after a busy lock or an abort that cannot succeed on retry skips elision for the lock's next 3 acquisitions";
 
+    /// Attempts unless the skip count is positive; a skip counts it down.
     #[inline]
-    fn elide_lock(&self) -> bool {
-        self.attempt()
+    fn elide(&self) -> bool {
+        let left = self.skip.load(Relaxed);
+        if left == 0 {
+            return true;
+        }
+        self.skip.store(left - 1, Relaxed);
+        false
     }
 
     #[inline]
@@ -193,11 +172,6 @@ impl Policy for Adaptive {
         } else {
             Next::Retry
         }
-    }
-
-    #[inline]
-    fn elide_try_lock(&self) -> bool {
-        self.attempt()
     }
 
     #[inline]

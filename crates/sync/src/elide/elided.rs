@@ -153,7 +153,7 @@ impl<R: RawMutex, H: Htm, P: Policy> Elided<R, H, P> {
             return unavailable(self.fallback.lock());
         }
         self.refuse_nesting();
-        if !self.policy.elide_lock() {
+        if !self.policy.elide() {
             return self.skip();
         }
         let mut aborts = 0;
@@ -197,15 +197,11 @@ impl<R: RawMutex, H: Htm, P: Policy> Elided<R, H, P> {
     #[inline]
     pub fn try_lock_with_outcome(&self) -> Option<(ElidedGuard<R::Guard>, Outcome)> {
         if !self.htm.available() {
-            return self.fallback.try_lock().map(unavailable);
+            return self.try_fallback(no_attempt(Path::Unavailable));
         }
         self.refuse_nesting();
-        if !self.policy.elide_try_lock() {
-            let outcome = no_attempt(Path::Skipped);
-            return self
-                .fallback
-                .try_lock()
-                .map(|g| (ElidedGuard::Fallback(g), outcome));
+        if !self.policy.elide() {
+            return self.try_fallback(no_attempt(Path::Skipped));
         }
         let abort = match self.htm.begin() {
             Ok(()) => {
@@ -220,12 +216,17 @@ impl<R: RawMutex, H: Htm, P: Policy> Elided<R, H, P> {
         self.policy.after_try_abort(abort);
         let mut causes = Causes::default();
         causes.count(abort);
-        let outcome = Outcome {
+        self.try_fallback(Outcome {
             path: Path::Fallback,
             aborts: 1,
             last_abort: Some(abort),
             causes,
-        };
+        })
+    }
+
+    /// One try of the fall-back lock, on the way `outcome` tells.
+    #[inline]
+    fn try_fallback(&self, outcome: Outcome) -> Option<(ElidedGuard<R::Guard>, Outcome)> {
         self.fallback
             .try_lock()
             .map(|g| (ElidedGuard::Fallback(g), outcome))

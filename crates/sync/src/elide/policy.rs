@@ -49,17 +49,14 @@ pub trait Policy {
     /// What the lock does, in a line, for the lock's metadata.
     const SUMMARY: &'static str;
 
-    /// Before `lock`: whether to attempt a transaction at all (false: take
-    /// the fall-back lock without one).
-    fn elide_lock(&self) -> bool;
+    /// Before `lock` or `try_lock`: whether to attempt a transaction at
+    /// all (false: take, or try, the fall-back lock without one).
+    fn elide(&self) -> bool;
 
     /// After the `attempts`-th aborted attempt of one `lock` (counted from
     /// 1), which aborted with `abort`; `threshold` is the lock's
     /// [`Elided::threshold`].
     fn after_abort(&self, abort: Abort, attempts: u32, threshold: u32) -> Next;
-
-    /// Before `try_lock`: whether to make its one transactional attempt.
-    fn elide_try_lock(&self) -> bool;
 
     /// After `try_lock`'s one attempt aborted with `abort` (the fall-back
     /// lock is tried next, once).
@@ -82,7 +79,7 @@ impl Policy for Fixed {
     const SUMMARY: &'static str = "run the section in an RTM transaction that only reads the lock; after 3 aborts by default (waiting for the lock to be free between them) take the lock; without RTM, the lock alone";
 
     #[inline]
-    fn elide_lock(&self) -> bool {
+    fn elide(&self) -> bool {
         true
     }
 
@@ -94,11 +91,6 @@ impl Policy for Fixed {
         } else {
             Next::WaitThenRetry
         }
-    }
-
-    #[inline]
-    fn elide_try_lock(&self) -> bool {
-        true
     }
 
     #[inline]

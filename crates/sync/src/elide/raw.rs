@@ -1,6 +1,6 @@
 //! The `lock_api` layer: [`Elided`] as a [`RawMutex`], the [`ElidedMutex`]
-//! and [`AdaptiveElidedMutex`] aliases and [`lock_mutex_with_outcome`]. Not compiled under loom, like the
-//! `lock_api` layers of the other locks.
+//! and [`AdaptiveElidedMutex`] aliases and [`lock_mutex_with_outcome`]. Not
+//! compiled under loom, like the `lock_api` layers of the other locks.
 
 use super::{Adaptive, Elided, ElidedGuard, Htm, Outcome, Policy};
 use lock_api::RawMutex;

@@ -311,13 +311,14 @@ fn a_retry_waits_until_the_fallback_is_free() {
     unsafe { l.release(g) };
 }
 
-#[test]
-fn a_transaction_that_finds_the_fallback_held_aborts_with_lock_busy() {
-    let _w = Watchdog::new("elide lock busy", HANG);
-    // Every attempt starts: only the lock's state decides.
-    let l = elided([], Ok(()), 3);
+/// Locks `l` while another thread holds its fall-back lock, which that
+/// thread releases once a transaction of `l` has found it held (`held`
+/// and `released` in the log); the guard and the outcome.
+fn lock_against_a_holder<P: Policy + Sync>(
+    l: &Elided<Probe<RawTicket>, Scripted, P>,
+) -> (ElidedGuard<<RawTicket as RawMutex>::Guard>, Outcome) {
     let entered = AtomicBool::new(false);
-    let (g, o) = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         s.spawn(|| {
             let held = l.fallback().lock();
             l.htm.note("held");
@@ -331,7 +332,15 @@ fn a_transaction_that_finds_the_fallback_held_aborts_with_lock_busy() {
         let r = l.lock_with_outcome();
         entered.store(true, Ordering::Relaxed);
         r
-    });
+    })
+}
+
+#[test]
+fn a_transaction_that_finds_the_fallback_held_aborts_with_lock_busy() {
+    let _w = Watchdog::new("elide lock busy", HANG);
+    // Every attempt starts: only the lock's state decides.
+    let l = elided([], Ok(()), 3);
+    let (g, o) = lock_against_a_holder(&l);
     assert_eq!(
         l.htm.log(),
         [

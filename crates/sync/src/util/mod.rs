@@ -15,9 +15,9 @@
 #[doc(hidden)]
 #[macro_export]
 macro_rules! loom_const_fn {
-    ($(#[$m:meta])* $vis:vis fn $name:ident() -> $ret:ty $body:block) => {
-        $(#[$m])* #[cfg(not(loom))] $vis const fn $name() -> $ret $body
-        $(#[$m])* #[cfg(loom)] $vis fn $name() -> $ret $body
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+        $(#[$m])* #[cfg(not(loom))] $vis const fn $name($($arg: $ty),*) -> $ret $body
+        $(#[$m])* #[cfg(loom)] $vis fn $name($($arg: $ty),*) -> $ret $body
     };
 }
 

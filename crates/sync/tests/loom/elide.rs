@@ -43,14 +43,20 @@ unsafe impl lock_api::RawMutex for Fallback {
     }
 }
 
-/// Transactional hardware on which every transaction aborts at once.
-struct NeverCommits;
+/// Transactional hardware on which every transaction aborts at once, with
+/// the RTM abort status `STATUS`.
+struct NeverCommits<const STATUS: u32>;
 
-const CONFLICT: Abort = Abort::from_status(0b110);
+/// A conflict, retry bit set: Fig. 1's policy waits and begins again.
+const CONFLICT: u32 = 0b110;
+
+/// A capacity abort, retry bit clear: the adaptive policy gives up at
+/// once and sets the skip count.
+const CAPACITY: u32 = 0b1000;
 
 // SAFETY: `begin` never returns `Ok`, so there is no transaction to
 // isolate, end or abort.
-unsafe impl Htm for NeverCommits {
+unsafe impl<const STATUS: u32> Htm for NeverCommits<STATUS> {
     const INIT: Self = NeverCommits;
 
     fn available(&self) -> bool {
@@ -58,7 +64,7 @@ unsafe impl Htm for NeverCommits {
     }
 
     fn begin(&self) -> Result<(), Abort> {
-        Err(CONFLICT)
+        Err(Abort::from_status(STATUS))
     }
 
     unsafe fn end(&self) {
@@ -81,7 +87,9 @@ unsafe impl Htm for NeverCommits {
 /// Two attempts per acquisition, so each one also waits once.
 const THRESHOLD: u32 = 2;
 
-impl ModelLock for Elided<Fallback, NeverCommits> {
+type Model = Elided<Fallback, NeverCommits<CONFLICT>>;
+
+impl ModelLock for Model {
     type Token = ElidedGuard<Ticket>;
     fn new() -> Self {
         Elided::from_parts(Fallback(RawTicket::new()), NeverCommits).with_threshold(THRESHOLD)
@@ -90,7 +98,7 @@ impl ModelLock for Elided<Fallback, NeverCommits> {
         let (guard, outcome) = self.lock_with_outcome();
         assert_eq!(outcome.path, Path::Fallback);
         assert_eq!(outcome.aborts, THRESHOLD);
-        assert_eq!(outcome.last_abort, Some(CONFLICT));
+        assert_eq!(outcome.last_abort, Some(Abort::from_status(CONFLICT)));
         guard
     }
     fn try_acquire(&self) -> Option<Self::Token> {
@@ -103,43 +111,6 @@ impl ModelLock for Elided<Fallback, NeverCommits> {
     }
 }
 
-type Model = Elided<Fallback, NeverCommits>;
-
-/// Transactional hardware on which every transaction aborts at once, and
-/// says that a retry cannot succeed (a capacity abort).
-struct NeverRetries;
-
-const CAPACITY: Abort = Abort::from_status(0b1000);
-
-// SAFETY: as for `NeverCommits`.
-unsafe impl Htm for NeverRetries {
-    const INIT: Self = NeverRetries;
-
-    fn available(&self) -> bool {
-        true
-    }
-
-    fn begin(&self) -> Result<(), Abort> {
-        Err(CAPACITY)
-    }
-
-    unsafe fn end(&self) {
-        unreachable!("no transaction ever started")
-    }
-
-    fn abort_lock_busy(&self) -> Abort {
-        unreachable!("no transaction ever started")
-    }
-
-    fn abort_nested(&self) -> Abort {
-        unreachable!("no transaction ever started")
-    }
-
-    fn in_transaction(&self) -> bool {
-        false
-    }
-}
-
 /// One skip after each abort, so that with two rounds per thread both
 /// paths are taken.
 const SKIP_ONE: Tunables = Tunables {
@@ -148,14 +119,14 @@ const SKIP_ONE: Tunables = Tunables {
     skip_trylock_internal_abort: 1,
 };
 
-type AdaptiveModel = Elided<Fallback, NeverRetries, Adaptive>;
+type AdaptiveModel = Elided<Fallback, NeverCommits<CAPACITY>, Adaptive>;
 
 impl ModelLock for AdaptiveModel {
     type Token = ElidedGuard<Ticket>;
     fn new() -> Self {
         Elided::with_policy(
             Fallback(RawTicket::new()),
-            NeverRetries,
+            NeverCommits,
             Adaptive::with_tunables(SKIP_ONE),
         )
     }

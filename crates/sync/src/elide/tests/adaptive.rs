@@ -137,21 +137,7 @@ fn a_transaction_that_finds_the_lock_held_gives_up_without_waiting() {
     // glibc's takes the lock at once and skips the next acquisitions.
     let _w = Watchdog::new("elide-adaptive lock busy", HANG);
     let l = adaptive([], Ok(()), TUNED);
-    let entered = AtomicBool::new(false);
-    let (g, o) = std::thread::scope(|s| {
-        s.spawn(|| {
-            let held = l.fallback().lock();
-            l.htm.note("held");
-            until(|| l.htm.saw(Event::AbortLockBusy) || entered.load(Ordering::Relaxed));
-            l.htm.note("released");
-            // SAFETY: taken above, on this thread.
-            unsafe { l.fallback().unlock(held) };
-        });
-        until(|| l.htm.saw(Event::Note("held")));
-        let r = l.lock_with_outcome();
-        entered.store(true, Ordering::Relaxed);
-        r
-    });
+    let (g, o) = lock_against_a_holder(&l);
     assert_eq!(
         l.htm.log(),
         [
