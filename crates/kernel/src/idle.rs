@@ -64,21 +64,25 @@ pub(crate) struct IdleMarks {
 }
 
 impl IdleMarks {
-    /// The core enters its idle loop at tick `t` (no-op if already idle).
+    /// The core enters its idle loop at time-stamp `now()` (no-op, without
+    /// reading the clock, if already idle: the idle loop calls it on every
+    /// poll).
     #[inline]
-    pub(crate) fn enter(&mut self, c: &IdleClock, t: u64) {
+    pub(crate) fn enter(&mut self, c: &IdleClock, now: impl FnOnce() -> u64) {
         if self.since.is_none() {
+            let t = now();
             self.since = Some(t);
             c.word
                 .store(IDLE | (self.total.wrapping_sub(t) & MASK), Relaxed);
         }
     }
 
-    /// The core leaves its idle loop at tick `t` (no-op if busy).
+    /// The core leaves its idle loop at time-stamp `now()` (no-op, without
+    /// reading the clock, if busy).
     #[inline]
-    pub(crate) fn leave(&mut self, c: &IdleClock, t: u64) {
+    pub(crate) fn leave(&mut self, c: &IdleClock, now: impl FnOnce() -> u64) {
         if let Some(s) = self.since.take() {
-            self.total = self.total.wrapping_add(t.saturating_sub(s));
+            self.total = self.total.wrapping_add(now().saturating_sub(s));
             c.word.store(self.total & MASK, Relaxed);
         }
     }
@@ -116,7 +120,7 @@ pub struct Doorbell {
     /// 1 while the core is halted or about to be.
     halted: CachePadded<AtomicU32>,
     /// Halts that ended by their timeout with work waiting: rings lost.
-    pub(crate) late: AtomicU64,
+    late: AtomicU64,
 }
 
 impl Doorbell {
@@ -194,16 +198,16 @@ mod tests {
         let c = IdleClock::default();
         let mut m = IdleMarks::default();
         assert_eq!(IdleClock::at(c.word.load(Relaxed), 500), 0);
-        m.enter(&c, 1_000);
-        m.enter(&c, 1_200); // already idle: the first start holds
+        m.enter(&c, || 1_000);
+        m.enter(&c, || 1_200); // already idle: the first start holds
         assert!(c.is_idle());
         assert_eq!(IdleClock::at(c.word.load(Relaxed), 1_300), 300);
-        m.leave(&c, 1_400);
+        m.leave(&c, || 1_400);
         assert!(!c.is_idle());
         assert_eq!(IdleClock::at(c.word.load(Relaxed), 9_999), 400);
-        m.enter(&c, 2_000);
+        m.enter(&c, || 2_000);
         assert_eq!(IdleClock::at(c.word.load(Relaxed), 2_050), 450);
-        m.leave(&c, 2_100);
+        m.leave(&c, || 2_100);
         assert_eq!(IdleClock::at(c.word.load(Relaxed), 5_000), 500);
     }
 

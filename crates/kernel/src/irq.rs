@@ -32,7 +32,6 @@
 //! without entering the kernel. The kernel's own transitions are
 //! compare-and-swaps too, inside its critical section (or its transaction,
 //! where a device's write aborts it like any conflicting write).
-
 //!
 //! # Waking a halted core
 //!
@@ -178,13 +177,12 @@ pub struct IrqSpec {
     /// The badge bits of its signals.
     pub badge: u64,
     /// The line, shared with the device that raises it.
-    pub line: std::sync::Arc<IrqLine>,
+    pub line: Arc<IrqLine>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn a_raise_while_masked_pends_the_line_again_on_ack() {

@@ -469,21 +469,21 @@ impl<C: Concurrency> Kernel<C> {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            if !lines.is_empty() && self.irq_pending(lines) {
+            if self.irq_pending(lines) {
                 // A device interrupt: taken at the boundary between user
                 // steps (or in the idle loop), in a kernel entry of its own.
-                marks.leave(clock, ticks());
+                marks.leave(clock, ticks);
                 self.interrupt(core, lines, &mut st);
             }
             if cur == NIL {
                 // Idle: wait for an interrupt or a ready thread (a racy peek;
                 // the kernel's lock decides). Time here is idle time.
-                marks.enter(clock, ticks());
+                marks.enter(clock, ticks);
                 let work = || {
                     stop.load(Ordering::Relaxed)
                         || cs.kick.load(Ordering::Acquire)
                         || cs.rq_head.get() != NIL
-                        || (!lines.is_empty() && self.irq_pending(lines))
+                        || self.irq_pending(lines)
                 };
                 if !work() {
                     // A real idle core halts; an emulated one polls a while
@@ -498,7 +498,7 @@ impl<C: Concurrency> Kernel<C> {
                     continue;
                 }
                 idle_spins = 0;
-                marks.leave(clock, ticks());
+                marks.leave(clock, ticks);
                 cs.kick.store(false, Ordering::Relaxed);
                 cur = self.schedule_idle(core, &mut st);
                 if cur != NIL {
@@ -532,7 +532,7 @@ impl<C: Concurrency> Kernel<C> {
                 slot.store(&st);
             }
         }
-        marks.leave(clock, ticks());
+        marks.leave(clock, ticks);
         slot.store(&st);
         st
     }

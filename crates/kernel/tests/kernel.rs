@@ -6,8 +6,10 @@ use locklab_kernel::check::{check_kernel, check_programs};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::user::Program;
 use locklab_kernel::{Config, Kernel, Monitor, RunResult, System};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
+
+mod common;
 
 /// Runs `sys` until every core made `per_core` system calls (or 20 s
 /// passed), stops it and checks it; returns the run.
@@ -23,30 +25,14 @@ fn run_until<C: Concurrency>(
     sys: &System,
     done: impl Fn(&Monitor) -> bool,
 ) -> (Arc<Kernel<C>>, RunResult) {
-    // One kernel at a time: the emulated cores spin, and FIFO spin locks
-    // whose waiters lose their CPU to another test's cores crawl (the
-    // lock-waiter preemption problem), which would only slow the tests.
-    static SERIAL: Mutex<()> = Mutex::new(());
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_kernel_at_a_time();
     let cfg = Config {
         switch_ticks: 0,
         switch_inside: false,
         measure_hold: true,
     };
     let k = Arc::new(Kernel::boot(cc, sys, cfg).expect("boots"));
-    let (_, run) = k
-        .run(
-            sys.programs(),
-            Arc::new(|_| {}),
-            Duration::from_secs(20),
-            |m| {
-                let t0 = Instant::now();
-                while !done(m) && t0.elapsed() < Duration::from_secs(20) {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            },
-        )
-        .unwrap_or_else(|h| panic!("{}: {h}", k.variant()));
+    let run = common::run_until(&k, sys, done);
     let v = check_kernel(&k);
     assert!(v.is_empty(), "{}: kernel invariants: {v}", k.variant());
     let v = check_programs(&k, &run);
@@ -310,24 +296,6 @@ fn none_refuses_objects_shared_between_cores() {
     assert!(Kernel::boot(NoLock, &System::pingpong(2, 0.0, 1), Config::default()).is_ok());
 }
 
-/// A concurrency control that claims to make sharing safe and does nothing:
-/// the kernel the checker must catch.
-struct Broken;
-
-impl Concurrency for Broken {
-    type Entry = ();
-    type Writer = ();
-    const FINE: bool = false;
-    const SHARING: bool = true;
-    fn name(&self) -> String {
-        "broken".into()
-    }
-    fn enter(&self, _: &mut CoreStats) {}
-    fn exit(&self, _: ()) {}
-    fn enter_writer(&self, _: &mut CoreStats) {}
-    fn exit_writer(&self, _: ()) {}
-}
-
 #[test]
 fn a_kernel_without_locks_is_caught() {
     // Cores racing on one endpoint corrupt its queue, lose wake-ups or
@@ -337,22 +305,7 @@ fn a_kernel_without_locks_is_caught() {
     // not stop.
     let sys = System::shared_endpoint(3, 0.0, 5);
     for _ in 0..60 {
-        let k = Arc::new(Kernel::boot(Broken, &sys, Config::default()).expect("boots"));
-        let r = k.run(
-            sys.programs(),
-            Arc::new(|_| {}),
-            Duration::from_secs(5),
-            |_| std::thread::sleep(Duration::from_millis(200)),
-        );
-        let caught = match r {
-            Err(h) => h.to_string(),
-            Ok((_, run)) => {
-                let v = check_kernel(&k);
-                let p = check_programs(&k, &run);
-                format!("{v}{p}")
-            }
-        };
-        if !caught.is_empty() {
+        if !common::broken_run(&sys, Duration::from_millis(200)).is_empty() {
             return;
         }
     }

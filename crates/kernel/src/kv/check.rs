@@ -24,7 +24,10 @@ pub fn check_kv<C: Concurrency>(k: &Kernel<C>, run: &RunResult, sh: &KvShared) -
     let state = |t: u32| k.tcbs[t as usize].state();
     let clients = sh.mail.len();
     let mut places: Vec<Vec<&str>> = vec![Vec::new(); clients];
-    for c in sh.wire.contents() {
+    // The queues, read once (the system is stopped).
+    let wire = sh.wire.contents();
+    let rings: Vec<Vec<u32>> = sh.rx.iter().map(|r| r.contents()).collect();
+    for &c in &wire {
         match places.get_mut(c as usize) {
             Some(p) => p.push("the card's queue"),
             None => v.add(format!(
@@ -32,8 +35,8 @@ pub fn check_kv<C: Concurrency>(k: &Kernel<C>, run: &RunResult, sh: &KvShared) -
             )),
         }
     }
-    for (s, ring) in sh.rx.iter().enumerate() {
-        for c in ring.contents() {
+    for (s, ring) in rings.iter().enumerate() {
+        for &c in ring {
             match places.get_mut(c as usize) {
                 Some(p) => p.push("a server's ring"),
                 None => v.add(format!(
@@ -130,7 +133,7 @@ pub fn check_kv<C: Concurrency>(k: &Kernel<C>, run: &RunResult, sh: &KvShared) -
             _ => {}
         }
     }
-    let queued: u64 = sh.rx.iter().map(|r| r.contents().len() as u64).sum();
+    let queued: u64 = rings.iter().map(|r| r.len() as u64).sum();
     if forwarded != taken_from_rings + queued {
         v.add(format!(
             "the driver forwarded {forwarded} requests, the servers took {taken_from_rings} and \
@@ -139,10 +142,10 @@ pub fn check_kv<C: Concurrency>(k: &Kernel<C>, run: &RunResult, sh: &KvShared) -
     }
     // No lost wake-up: a server waiting on an empty notification has an
     // empty ring, unless the driver still owes it a signal.
-    for (s, ring) in sh.rx.iter().enumerate() {
+    for (s, ring) in rings.iter().enumerate() {
         let t = sh.server_threads[s];
         let n = &k.ntfns[1 + s];
-        if !ring.contents().is_empty()
+        if !ring.is_empty()
             && state(t) == ThreadState::BlockedOnNotification
             && n.word.get() == 0
             && !to_signal.contains(&(s as u32))
@@ -162,7 +165,7 @@ pub fn check_kv<C: Concurrency>(k: &Kernel<C>, run: &RunResult, sh: &KvShared) -
     if waiting && line.state() == MASKED {
         v.add("the driver waits, but its interrupt was taken and never signalled".into());
     }
-    if waiting && !sh.wire.contents().is_empty() && line.state() != PENDING {
+    if waiting && !wire.is_empty() && line.state() != PENDING {
         v.add(format!(
             "the driver waits with requests on the card and no interrupt pending (line state {})",
             line.state()

@@ -266,14 +266,10 @@ pub struct KvShared {
     pub tables: Vec<Mutex<Table>>,
     /// Per client: its server.
     pub server_of: Vec<u32>,
-    /// Per server: its core.
-    pub core_of: Vec<u32>,
-    /// Thread indices: the driver's, each server's, each client's.
+    /// Thread indices: the driver's and each server's.
     pub driver_thread: u32,
     /// See `driver_thread`.
     pub server_threads: Vec<u32>,
-    /// See `driver_thread`.
-    pub client_threads: Vec<u32>,
 }
 
 impl KvShared {
@@ -335,10 +331,8 @@ impl KvSystem {
                 .map(|s| Mutex::new(Table::new(p.records, p.seed ^ u64::from(s) << 40)))
                 .collect(),
             server_of: server_of.clone(),
-            core_of: core_of.clone(),
             driver_thread: 0,
             server_threads: (0..servers).map(|s| 1 + s).collect(),
-            client_threads: (0..clients).map(|c| 1 + servers + c).collect(),
         });
         let mut threads = Vec::new();
         let mut caps = vec![

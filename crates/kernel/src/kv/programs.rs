@@ -10,6 +10,7 @@ use crate::syscall::{Error, Syscall, REG_ERROR, REG_MSG};
 use crate::user::Regs;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// Capability indices of the driver.
@@ -160,7 +161,9 @@ impl KvServer {
             self.errors += 1;
         }
         self.current = None;
-        let sh = Arc::clone(&self.shared);
+        // A borrow, not a clone: the `Arc`'s count is one word shared by
+        // every thread of the system.
+        let sh = &*self.shared;
         let Some(c) = sh.rx[self.index as usize].pop() else {
             self.phase = ServerPhase::Waiting;
             return Syscall::Wait(0);
@@ -168,16 +171,17 @@ impl KvServer {
         self.taken += 1;
         let m = &sh.mail[c as usize];
         let (op, rec, arg, seq) = (
-            m.op.load(std::sync::atomic::Ordering::Relaxed),
-            m.record.load(std::sync::atomic::Ordering::Relaxed),
-            m.arg.load(std::sync::atomic::Ordering::Relaxed),
-            m.seq.load(std::sync::atomic::Ordering::Relaxed),
+            m.op.load(Relaxed),
+            m.record.load(Relaxed),
+            m.arg.load(Relaxed),
+            m.seq.load(Relaxed),
         );
+        let decoded = Op::from_word(op);
         let result = {
             let mut t = sh.tables[self.index as usize]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            match Op::from_word(op) {
+            match decoded {
                 Some(Op::Read) => t.get(rec),
                 Some(Op::Update) => t.update(rec, arg as usize, seq ^ rec),
                 Some(Op::Scan) => t.scan(rec, arg),
@@ -191,7 +195,7 @@ impl KvServer {
                 }
             }
         };
-        if result == 0 && matches!(Op::from_word(op), Some(Op::Read | Op::Update)) {
+        if result == 0 && matches!(decoded, Some(Op::Read | Op::Update)) {
             self.misses += 1;
         }
         regs[REG_MSG] = seq;
@@ -345,7 +349,6 @@ impl KvClient {
         };
         self.seq += 1;
         let m = &self.shared.mail[self.id as usize];
-        use std::sync::atomic::Ordering::Relaxed;
         m.op.store(wire_op as u64, Relaxed);
         m.record.store(self.record, Relaxed);
         m.arg.store(self.arg, Relaxed);

@@ -57,54 +57,42 @@ impl Ring {
 
     /// Appends `v`; `false` if the ring is full.
     pub fn push(&self, v: u32) -> bool {
-        let mut pos = self.enq.load(Relaxed);
-        loop {
-            let slot = &self.slots[pos & self.mask];
-            let seq = slot.seq.load(Acquire);
-            let diff = seq as isize - pos as isize;
-            if diff == 0 {
-                match self
-                    .enq
-                    .compare_exchange_weak(pos, pos + 1, Relaxed, Relaxed)
-                {
-                    Ok(_) => {
-                        slot.val.store(v, Relaxed);
-                        slot.seq.store(pos + 1, Release);
-                        return true;
-                    }
-                    Err(p) => pos = p,
-                }
-            } else if diff < 0 {
-                return false;
-            } else {
-                pos = self.enq.load(Relaxed);
-            }
-        }
+        let Some((pos, slot)) = self.claim(&self.enq, 0) else {
+            return false;
+        };
+        slot.val.store(v, Relaxed);
+        slot.seq.store(pos + 1, Release);
+        true
     }
 
     /// Takes the oldest value, if any.
     pub fn pop(&self) -> Option<u32> {
-        let mut pos = self.deq.load(Relaxed);
+        let (pos, slot) = self.claim(&self.deq, 1)?;
+        let v = slot.val.load(Relaxed);
+        slot.seq.store(pos + self.mask + 1, Release);
+        Some(v)
+    }
+
+    /// Claims position `pos` of `index` (the enqueue index with `lag` 0,
+    /// the dequeue index with `lag` 1) once its slot's sequence is
+    /// `pos + lag`, by advancing the index past it; `None` if the sequence
+    /// is behind (the ring is full for a producer, empty for a consumer).
+    #[inline]
+    fn claim(&self, index: &AtomicUsize, lag: usize) -> Option<(usize, &Slot)> {
+        let mut pos = index.load(Relaxed);
         loop {
             let slot = &self.slots[pos & self.mask];
             let seq = slot.seq.load(Acquire);
-            let diff = seq as isize - (pos + 1) as isize;
+            let diff = seq as isize - (pos + lag) as isize;
             if diff == 0 {
-                match self
-                    .deq
-                    .compare_exchange_weak(pos, pos + 1, Relaxed, Relaxed)
-                {
-                    Ok(_) => {
-                        let v = slot.val.load(Relaxed);
-                        slot.seq.store(pos + self.mask + 1, Release);
-                        return Some(v);
-                    }
+                match index.compare_exchange_weak(pos, pos + 1, Relaxed, Relaxed) {
+                    Ok(_) => return Some((pos, slot)),
                     Err(p) => pos = p,
                 }
             } else if diff < 0 {
                 return None;
             } else {
-                pos = self.deq.load(Relaxed);
+                pos = index.load(Relaxed);
             }
         }
     }
