@@ -230,10 +230,16 @@ impl Window {
     }
 
     /// Publishes instant `which` ([0] opening, [1] closing) a little ahead,
-    /// waits for it, runs `at` and reads every worker's CPU clock and
+    /// waits for it, runs `at` and reads every worker's CPU clock, then
+    /// (with `waits`; a file read each, so after every CPU clock) its
     /// run-queue wait. Returns the instant, the ticks just after the reads,
-    /// and the readings (CPU seconds, then waited seconds).
-    fn mark(&self, which: usize, at: &mut Option<&mut dyn FnMut()>) -> (u64, u64, Vec<(f64, f64)>) {
+    /// the CPU seconds and the waited seconds (empty without `waits`).
+    fn mark(
+        &self,
+        which: usize,
+        at: &mut Option<&mut dyn FnMut()>,
+        waits: bool,
+    ) -> (u64, u64, Vec<f64>, Vec<f64>) {
         let t = ticks() + ns_to_ticks(LEAD_NS);
         // Never move an instant back, never close before opening.
         let t = if which == 1 {
@@ -249,11 +255,19 @@ impl Window {
             at();
         }
         let clocks = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
-        let read: Vec<(f64, f64)> = clocks
+        let cpu: Vec<f64> = clocks
             .iter()
-            .map(|c| c.as_ref().map_or((0.0, 0.0), ThreadClock::read))
+            .map(|c| c.as_ref().map_or(0.0, ThreadClock::seconds))
             .collect();
-        (t, ticks(), read)
+        let waited: Vec<f64> = if waits {
+            clocks
+                .iter()
+                .map(|c| c.as_ref().map_or(0.0, ThreadClock::waited_seconds))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        (t, ticks(), cpu, waited)
     }
 
     /// Controller side: waits until every worker runs, lets them settle
@@ -272,7 +286,7 @@ impl Window {
         if !interrupted {
             interrupted = !sleep_interruptible(settle);
         }
-        let (open, r0, cpu0) = self.mark(0, &mut at_open);
+        let (open, r0, cpu0, wait0) = self.mark(0, &mut at_open, true);
         if !interrupted {
             let end = Instant::now() + Duration::from_secs_f64(secs);
             loop {
@@ -295,7 +309,7 @@ impl Window {
                 }
             }
         }
-        let (close, r1, cpu1) = self.mark(1, &mut at_close);
+        let (close, r1, cpu1, wait1) = self.mark(1, &mut at_close, true);
         let wall_s = ticks_to_s(close - open);
         let cpu_span_s = ticks_to_s(r1.saturating_sub(r0));
         let scale = if cpu_span_s > 0.0 {
@@ -303,16 +317,14 @@ impl Window {
         } else {
             1.0
         };
-        let cpu_s = cpu1
-            .iter()
-            .zip(&cpu0)
-            .map(|(b, a)| (b.0 - a.0).max(0.0) * scale)
-            .collect();
-        let waited_s = cpu1
-            .iter()
-            .zip(&cpu0)
-            .map(|(b, a)| (b.1 - a.1).max(0.0) * scale)
-            .collect();
+        let over = |b: &[f64], a: &[f64]| -> Vec<f64> {
+            b.iter()
+                .zip(a)
+                .map(|(b, a)| (b - a).max(0.0) * scale)
+                .collect()
+        };
+        let cpu_s = over(&cpu1, &cpu0);
+        let waited_s = over(&wait1, &wait0);
         Span {
             open,
             close,
@@ -326,18 +338,18 @@ impl Window {
     /// Controller side, for a loop of its own (a watchdog):
     /// opens the window now.
     pub fn open_now(&self) -> (u64, Vec<f64>) {
-        let (t, _, read) = self.mark(0, &mut None);
-        (t, read.into_iter().map(|r| r.0).collect())
+        let (t, _, cpu, _) = self.mark(0, &mut None, false);
+        (t, cpu)
     }
 
     /// Controller side: closes the window now (opening it first if it is
     /// not open, so that workers stop either way).
     pub fn close_now(&self) -> (u64, Vec<f64>) {
         if self.open_at().is_none() {
-            self.mark(0, &mut None);
+            self.mark(0, &mut None, false);
         }
-        let (t, _, read) = self.mark(1, &mut None);
-        (t, read.into_iter().map(|r| r.0).collect())
+        let (t, _, cpu, _) = self.mark(1, &mut None, false);
+        (t, cpu)
     }
 }
 
@@ -593,11 +605,6 @@ impl ThreadClock {
         }
         #[cfg(not(target_os = "linux"))]
         None
-    }
-
-    /// (CPU seconds, run-queue seconds) so far.
-    fn read(&self) -> (f64, f64) {
-        (self.seconds(), self.waited_seconds())
     }
 
     /// Seconds the thread has spent ready but waiting for a CPU: the second

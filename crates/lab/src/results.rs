@@ -51,6 +51,14 @@ pub struct RunMeta {
     pub complete: bool,
 }
 
+impl RunMeta {
+    /// The store id as text, `(unsaved)` until the run is stored.
+    pub fn id_text(&self) -> String {
+        self.id
+            .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string())
+    }
+}
+
 /// One repetition of one point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rep {
@@ -109,6 +117,34 @@ impl Rep {
             ns_per_op: wall_s * 1e9 / total_ops as f64,
             thread_ops: vec![total_ops],
             jain: 1.0,
+            p50_ns: 0,
+            p99_ns: 0,
+            p999_ns: 0,
+            max_ns: 0,
+            censored: 0,
+            censored_ns: 0,
+            metrics: serde_json::Map::new(),
+        }
+    }
+
+    /// A repetition whose threads (or whatever a study counts by) did
+    /// `thread_ops` in `wall_s`: no latency sample and no study metrics
+    /// (callers add theirs, or change a field with struct update syntax).
+    pub fn counted(wall_s: f64, cpu_s: f64, thread_ops: Vec<u64>) -> Rep {
+        let total_ops: u64 = thread_ops.iter().sum();
+        Rep {
+            rep: 0,
+            wall_s,
+            cpu_s,
+            total_ops,
+            throughput_ops_s: total_ops as f64 / wall_s,
+            ns_per_op: if total_ops == 0 {
+                f64::INFINITY
+            } else {
+                wall_s * 1e9 / total_ops as f64
+            },
+            jain: jain(&thread_ops),
+            thread_ops,
             p50_ns: 0,
             p99_ns: 0,
             p999_ns: 0,

@@ -77,28 +77,14 @@ impl Group<'_> {
 pub fn rep_of(span: &Span, measured: &[Measured]) -> std::result::Result<Rep, String> {
     let lat = crate::measure::latency(measured)?;
     let thread_ops: Vec<u64> = measured.iter().map(|m| m.ops).collect();
-    let total_ops: u64 = thread_ops.iter().sum();
-    let wall_s = span.wall_s;
     Ok(Rep {
-        rep: 0,
-        wall_s,
-        cpu_s: span.cpu_total_s(),
-        total_ops,
-        throughput_ops_s: total_ops as f64 / wall_s,
-        ns_per_op: if total_ops == 0 {
-            f64::INFINITY
-        } else {
-            wall_s * 1e9 / total_ops as f64
-        },
-        jain: crate::results::jain(&thread_ops),
-        thread_ops,
         p50_ns: lat.p50_ns,
         p99_ns: lat.p99_ns,
         p999_ns: lat.p999_ns,
         max_ns: lat.max_ns,
         censored: lat.censored,
         censored_ns: lat.censored_ns,
-        metrics: Default::default(),
+        ..Rep::counted(span.wall_s, span.cpu_total_s(), thread_ops)
     })
 }
 

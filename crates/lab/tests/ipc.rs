@@ -3,21 +3,8 @@
 
 mod common;
 
-use common::{erlang_x, locklab, rel, tmp};
+use common::{assert_rejected, erlang_x, locklab, rel, stderr, stdout, tmp};
 use std::path::Path;
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Bad input (see `common::assert_bad_input`), and no database made.
-fn assert_bad_input(db: &Path, args: &[&str], needle: &str) {
-    common::assert_bad_input(&locklab(db, args), needle);
-    assert!(
-        !db.exists(),
-        "{args:?}: a rejected command made the database"
-    );
-}
 
 #[test]
 fn bench_ipc_rejects_bad_input_with_the_value_named() {
@@ -47,13 +34,13 @@ fn bench_ipc_rejects_bad_input_with_the_value_named() {
     ] {
         let mut a = vec!["bench", "ipc"];
         a.extend_from_slice(args);
-        assert_bad_input(&db, &a, needle);
+        assert_rejected(&db, &a, needle);
     }
     // Elision needs RTM unless its fall-back path is asked for (with RTM
     // it runs: `elide_with_rtm_runs_transactions_and_counts_every_entry`).
     if !locklab_rtm() {
-        assert_bad_input(&db, &["bench", "ipc", "--variants", "elide"], "RTM");
-        assert_bad_input(
+        assert_rejected(&db, &["bench", "ipc", "--variants", "elide"], "RTM");
+        assert_rejected(
             &db,
             &["bench", "ipc", "--variants", "elide-adaptive(clh)"],
             "RTM",
@@ -82,7 +69,7 @@ fn bench_ipc_measures_checks_and_stores_every_mode() {
             "2",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let pts = v["points"].as_array().unwrap();
     let find = |mode: &str, lock: &str, cores: u64, delay: u64| {
@@ -153,7 +140,7 @@ fn bench_ipc_measures_checks_and_stores_every_mode() {
     // checks the answer on a curve whose S and Z are known.
     let fit = |args: &[&str], stalled: bool| {
         let o = locklab(&db, args);
-        let err = text(&o.stderr);
+        let err = stderr(&o);
         if stalled {
             assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
             assert!(err.contains("throughput 0"), "{args:?}: {err}");
@@ -184,13 +171,13 @@ fn bench_ipc_measures_checks_and_stores_every_mode() {
     }
     let svg = db.with_extension("svg");
     let o = locklab(&db, &["plot", "last", "--out", svg.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.contains("multicore ping-pong"), "not the ipc plot");
 
     // The text report reads the same run back.
     let o = locklab(&db, &["show", "last"]);
-    let out = text(&o.stdout);
+    let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0));
     for needle in [
         "ipc single",
@@ -223,9 +210,9 @@ fn elide_without_rtm_runs_its_fall_back_path_only_when_allowed_and_says_so() {
         "--allow-fallback",
     ];
     let o = locklab(&db, &args);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("no RTM"), "{}", text(&o.stderr));
-    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no RTM"), "{}", stderr(&o));
+    let out = stdout(&o);
     assert!(out.contains("fall-back path"), "{out}");
     // Left out of the default set, with a note.
     let o = locklab(
@@ -234,9 +221,41 @@ fn elide_without_rtm_runs_its_fall_back_path_only_when_allowed_and_says_so() {
             "bench", "ipc", "--modes", "single", "--secs", "0.05", "--reps", "1",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("elide left out"));
-    assert!(!text(&o.stdout).contains("elide("));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("elide left out"));
+    assert!(!stdout(&o).contains("elide("));
+}
+
+/// `bench ipc --json` of `variants` (elision variants) in single and
+/// multi at one core, no server delay, two short repetitions.
+fn elide_run(db: &Path, variants: &str) -> std::process::Output {
+    locklab(
+        db,
+        &[
+            "--json",
+            "bench",
+            "ipc",
+            "--variants",
+            variants,
+            "--modes",
+            "single,multi",
+            "--cores",
+            "1",
+            "--delay-ns",
+            "0",
+            "--secs",
+            "0.05",
+            "--reps",
+            "2",
+        ],
+    )
+}
+
+/// The count under key `k` of a JSON object (a point, a repetition, its
+/// metrics).
+fn count(x: &serde_json::Value, k: &str) -> u64 {
+    x[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} not a count in {x}"))
 }
 
 /// Whether this CPU has RTM, as the lab sees it.
@@ -250,27 +269,8 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
         return; // Refused without RTM: see the tests above.
     }
     let (_d, db) = tmp();
-    let o = locklab(
-        &db,
-        &[
-            "--json",
-            "bench",
-            "ipc",
-            "--variants",
-            "elide(ticket)",
-            "--modes",
-            "single,multi",
-            "--cores",
-            "1",
-            "--delay-ns",
-            "0",
-            "--secs",
-            "0.05",
-            "--reps",
-            "2",
-        ],
-    );
-    let err = text(&o.stderr);
+    let o = elide_run(&db, "elide(ticket)");
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(!err.contains("no RTM"), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
@@ -282,10 +282,6 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
         modes.contains(&"single") && modes.contains(&"multi"),
         "{modes:?}"
     );
-    let n = |x: &serde_json::Value, k: &str| {
-        x[k].as_u64()
-            .unwrap_or_else(|| panic!("{k} not a count in {x}"))
-    };
     let mut elided = 0;
     for p in pts {
         assert_eq!(p["lock"], "elide(ticket)");
@@ -297,20 +293,21 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
             // timer preemption) ran as a transaction or on the fall-back
             // lock, and each fall-back came after the threshold's aborts.
             assert_eq!(
-                n(m, "elided") + n(m, "fallbacks"),
-                n(r, "total_ops") + n(m, "idle_entries") + n(m, "preemptions"),
+                count(m, "elided") + count(m, "fallbacks"),
+                count(r, "total_ops") + count(m, "idle_entries") + count(m, "preemptions"),
                 "{r}"
             );
             assert!(
-                n(m, "aborts") >= u64::from(locklab::elide::DEFAULT_THRESHOLD) * n(m, "fallbacks"),
+                count(m, "aborts")
+                    >= u64::from(locklab::elide::DEFAULT_THRESHOLD) * count(m, "fallbacks"),
                 "{r}"
             );
-            elided += n(m, "elided");
+            elided += count(m, "elided");
         }
         // The point sums its repetitions.
-        let sum = |k: &str| reps.iter().map(|r| n(&r["ipc"], k)).sum::<u64>();
+        let sum = |k: &str| reps.iter().map(|r| count(&r["ipc"], k)).sum::<u64>();
         for k in ["elided", "fallbacks", "aborts"] {
-            assert_eq!(n(p, k), sum(k), "{k}: {p}");
+            assert_eq!(count(p, k), sum(k), "{k}: {p}");
         }
     }
     // With RTM, kernel entries do run as transactions.
@@ -323,7 +320,7 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
             "bench", "ipc", "--modes", "single", "--secs", "0.05", "--reps", "1",
         ],
     );
-    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(!err.contains("elide left out"), "{err}");
     let line = out
@@ -340,34 +337,11 @@ fn both_elide_variants_tally_aborts_by_cause_and_adaptive_skips() {
     }
     let (_d, db) = tmp();
     let variants = ["elide(ticket)", "elide-adaptive(ticket)"];
-    let o = locklab(
-        &db,
-        &[
-            "--json",
-            "bench",
-            "ipc",
-            "--variants",
-            &variants.join(","),
-            "--modes",
-            "single,multi",
-            "--cores",
-            "1",
-            "--delay-ns",
-            "0",
-            "--secs",
-            "0.05",
-            "--reps",
-            "2",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = elide_run(&db, &variants.join(","));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let pts = v["points"].as_array().unwrap();
     assert_eq!(pts.len(), 4, "two variants, two modes");
-    let n = |x: &serde_json::Value, k: &str| {
-        x[k].as_u64()
-            .unwrap_or_else(|| panic!("{k} not a count in {x}"))
-    };
     const CAUSES: [&str; 5] = ["conflict", "capacity", "lock_busy", "retry_clear", "other"];
     for p in pts {
         let lock = p["lock"].as_str().unwrap();
@@ -376,25 +350,25 @@ fn both_elide_variants_tally_aborts_by_cause_and_adaptive_skips() {
         for r in reps {
             let m = &r["ipc"];
             assert_eq!(
-                n(m, "elided") + n(m, "fallbacks"),
-                n(r, "total_ops") + n(m, "idle_entries") + n(m, "preemptions"),
+                count(m, "elided") + count(m, "fallbacks"),
+                count(r, "total_ops") + count(m, "idle_entries") + count(m, "preemptions"),
                 "{r}"
             );
             // Each abort has one cause.
-            let by_cause: u64 = CAUSES.iter().map(|c| n(m, &format!("abort_{c}"))).sum();
-            assert_eq!(by_cause, n(m, "aborts"), "{m}");
+            let by_cause: u64 = CAUSES.iter().map(|c| count(m, &format!("abort_{c}"))).sum();
+            assert_eq!(by_cause, count(m, "aborts"), "{m}");
             // Skipped entries took the lock; only the adaptive policy skips.
-            assert!(n(m, "skipped") <= n(m, "fallbacks"), "{m}");
+            assert!(count(m, "skipped") <= count(m, "fallbacks"), "{m}");
             if lock == "elide(ticket)" {
-                assert_eq!(n(m, "skipped"), 0, "{m}");
+                assert_eq!(count(m, "skipped"), 0, "{m}");
             }
         }
         // The point sums its repetitions.
-        let sum = |k: &str| reps.iter().map(|r| n(&r["ipc"], k)).sum::<u64>();
-        assert_eq!(n(p, "skipped"), sum("skipped"), "{p}");
+        let sum = |k: &str| reps.iter().map(|r| count(&r["ipc"], k)).sum::<u64>();
+        assert_eq!(count(p, "skipped"), sum("skipped"), "{p}");
         for c in CAUSES {
             assert_eq!(
-                n(&p["abort_causes"], c),
+                count(&p["abort_causes"], c),
                 sum(&format!("abort_{c}")),
                 "{c}: {p}"
             );
@@ -402,8 +376,8 @@ fn both_elide_variants_tally_aborts_by_cause_and_adaptive_skips() {
     }
     // The report says it in words.
     let o = locklab(&db, &["show", "last"]);
-    let out = text(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     for v in variants {
         let line = out
             .lines()
@@ -493,7 +467,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
                 delay,
             ],
         );
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
         let num = |k: &str| f[k].as_f64().unwrap_or_else(|| panic!("{k}: {f}"));
         assert_eq!(f["variant"], "bkl(ticket)");
@@ -518,7 +492,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
             "2",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(f["n"], 2, "{f}");
     assert!(rel(f["service"].as_f64().unwrap(), s) < 1e-6, "{f}");
@@ -526,7 +500,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
 
     // Every delay at once: one S and one z₀.
     let o = locklab(&db, &["--json", "model", "fit", "--run", "last"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(f["joint"], true, "{f}");
     assert_eq!(f["n"], 8, "{f}");
@@ -536,7 +510,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
     // The plot draws the big lock's fit with the same S and z₀.
     let svg = db.with_extension("svg");
     let o = locklab(&db, &["plot", "last", "--out", svg.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.contains("one S per big lock"), "no model lines");
     assert!(
@@ -560,7 +534,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
         &["model", "fit", "--run", "last"][..],
     ] {
         let o = locklab(&db, args);
-        let err = text(&o.stderr);
+        let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(
             err.contains("2 cores") && err.contains("throughput 0"),
@@ -569,7 +543,7 @@ fn model_fit_of_a_stored_run_recovers_a_known_curve() {
     }
     let svg = db.with_extension("svg");
     let o = locklab(&db, &["plot", "last", "--out", svg.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.contains("multicore ping-pong"), "not the ipc plot");
     assert!(
@@ -600,7 +574,7 @@ fn model_fit_of_a_stored_run_says_what_is_missing() {
             "1",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     for (args, needle) in [
         (&["model", "fit", "--run", "last"][..], "no bkl variant"),
         (
@@ -623,7 +597,7 @@ fn model_fit_of_a_stored_run_says_what_is_missing() {
         (&["model", "fit", "--run", "99"][..], "99"),
     ] {
         let o = locklab(&db, args);
-        let err = text(&o.stderr);
+        let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{needle:?} not in: {err}");
     }
@@ -640,6 +614,6 @@ fn model_fit_of_a_stored_run_says_what_is_missing() {
             "100",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("in TSC cycles"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("in TSC cycles"));
 }

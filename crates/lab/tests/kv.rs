@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{locklab, tmp};
+use common::{assert_rejected, locklab, stderr, stdout, tmp};
 use locklab_kernel::cc::{Bkl, Concurrency};
 use locklab_kernel::kv::{KeyDist, Workload};
 use locklab_kernel::stats::CoreStats;
@@ -14,20 +14,7 @@ use locklab_kernel::{Config, Kernel, System};
 use locklab_lab::studies::kernel::{windowed, Variant};
 use locklab_lab::studies::kv::runner::{run_rep, KvConfig, KvPoint};
 use serde_json::Value;
-use std::path::Path;
 use std::sync::Arc;
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn assert_bad_input(db: &Path, args: &[&str], needle: &str) {
-    common::assert_bad_input(&locklab(db, args), needle);
-    assert!(
-        !db.exists(),
-        "{args:?}: a rejected command made the database"
-    );
-}
 
 #[test]
 fn bench_kv_rejects_bad_input_with_the_value_named() {
@@ -49,7 +36,7 @@ fn bench_kv_rejects_bad_input_with_the_value_named() {
     ] {
         let mut a = vec!["bench", "kv"];
         a.extend_from_slice(args);
-        assert_bad_input(&db, &a, needle);
+        assert_rejected(&db, &a, needle);
     }
 }
 
@@ -82,7 +69,7 @@ fn bench_kv_measures_utilisation_and_xput_checks_and_stores() {
             "2",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let pts = points(&v);
     // none at one core only; the others at both.
@@ -152,8 +139,8 @@ fn bench_kv_measures_utilisation_and_xput_checks_and_stores() {
             || v["verdict"].to_string().contains("falls behind")
     );
     let o = locklab(&db, &["show", "last"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let s = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = stdout(&o);
     assert!(
         s.contains("kv: YCSB workload c") && s.contains("Xput"),
         "{s}"
@@ -170,7 +157,7 @@ fn bench_kv_measures_utilisation_and_xput_checks_and_stores() {
             svg.to_str().unwrap(),
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("Xput"));
 }
 
@@ -199,7 +186,7 @@ fn workload_a_updates_about_half() {
             "1",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let p = &points(&v)[0];
     let (r, u) = (num(p, "reads"), num(p, "updates"));
@@ -230,16 +217,21 @@ fn an_idle_core_reads_idle_and_a_busy_one_busy_over_the_window() {
     assert!(w.utilisation[1] < 0.05, "{:?}", w.utilisation);
 }
 
-/// Claims to make sharing safe and does nothing.
-struct Broken;
+/// A kernel concurrency control that does nothing: with `SHARING` it
+/// claims to make sharing safe (`broken`), without it admits that it
+/// cannot (`unshared`).
+struct NoLocks<const SHARING: bool>;
 
-impl Concurrency for Broken {
+/// Claims to make sharing safe and does nothing.
+type Broken = NoLocks<true>;
+
+impl<const S: bool> Concurrency for NoLocks<S> {
     type Entry = ();
     type Writer = ();
     const FINE: bool = false;
-    const SHARING: bool = true;
+    const SHARING: bool = S;
     fn name(&self) -> String {
-        "broken".into()
+        if S { "broken" } else { "unshared" }.into()
     }
     fn enter(&self, _: &mut CoreStats) {}
     fn exit(&self, _: ()) {}
@@ -247,9 +239,9 @@ impl Concurrency for Broken {
     fn exit_writer(&self, _: ()) {}
 }
 
-impl Variant for Broken {
+impl<const S: bool> Variant for NoLocks<S> {
     fn make() -> Self {
-        Broken
+        NoLocks
     }
 }
 
@@ -270,25 +262,7 @@ fn an_honest_kernel_passes_its_checks_and_an_unsound_one_fails_its_repetition() 
     // the catch is quick). Here, deterministically: a variant that
     // admits it cannot share is refused beyond one core, with its reason,
     // as a failed repetition rather than a measurement.
-    struct Unshared;
-    impl Concurrency for Unshared {
-        type Entry = ();
-        type Writer = ();
-        const FINE: bool = false;
-        const SHARING: bool = false;
-        fn name(&self) -> String {
-            "unshared".into()
-        }
-        fn enter(&self, _: &mut CoreStats) {}
-        fn exit(&self, _: ()) {}
-        fn enter_writer(&self, _: &mut CoreStats) {}
-        fn exit_writer(&self, _: ()) {}
-    }
-    impl Variant for Unshared {
-        fn make() -> Self {
-            Unshared
-        }
-    }
+    type Unshared = NoLocks<false>;
     let e = run_rep::<Unshared>(&cfg, &KvPoint { cores: 2 }).expect_err("refused");
     assert!(e.contains("disjoint"), "{e}");
     run_rep::<Unshared>(&cfg, &KvPoint { cores: 1 }).expect("one core shares nothing");

@@ -8,19 +8,9 @@
 
 mod common;
 
-use common::{locklab, stderr, stdout, tmp};
+use common::{assert_rejected, locklab, stderr, stdout, tmp};
 use serde_json::Value;
 use std::path::Path;
-
-/// Bad input (see `common::assert_bad_input`), and the database as it was
-/// (absent here, since nothing else made it).
-fn assert_bad_input(db: &Path, args: &[&str], needle: &str) {
-    common::assert_bad_input(&locklab(db, args), needle);
-    assert!(
-        !db.exists(),
-        "{args:?}: a rejected command made the database"
-    );
-}
 
 fn sim(extra: &[&str]) -> Vec<String> {
     let mut a = vec!["sim".to_string(), "lhp".to_string()];
@@ -81,7 +71,7 @@ fn bad_flags_are_refused_with_the_value_named() {
             "vCPUs in all is too many",
         ),
     ] {
-        assert_bad_input(&db, &refs(&sim(args)), needle);
+        assert_rejected(&db, &refs(&sim(args)), needle);
     }
 }
 
@@ -164,17 +154,17 @@ fn bad_scenario_files_name_the_file_and_the_field() {
     for (name, text, needle) in cases {
         let path = scenario(d.path(), name, &text);
         let args = sim(&["--config", &path]);
-        assert_bad_input(&db, &refs(&args), needle);
-        assert_bad_input(&db, &refs(&args), name);
+        assert_rejected(&db, &refs(&args), needle);
+        assert_rejected(&db, &refs(&args), name);
     }
     let missing = d.path().join("missing.toml").display().to_string();
-    assert_bad_input(
+    assert_rejected(
         &db,
         &refs(&sim(&["--config", &missing])),
         "missing.toml: cannot read the scenario file",
     );
     let ok = scenario(d.path(), "ok.toml", vm);
-    assert_bad_input(
+    assert_rejected(
         &db,
         &refs(&sim(&["--config", &ok, "--vcpus", "4"])),
         "--vcpus is for --experiment",

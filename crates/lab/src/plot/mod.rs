@@ -242,9 +242,7 @@ pub fn by_threads(
     out: &Path,
     log_y: bool,
 ) -> Result<()> {
-    let run = meta
-        .id
-        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let run = meta.id_text();
     let sets = param_sets(points, bench);
     let Some(&params) = sets.first() else {
         return Err(LabError::input(format!(
@@ -319,34 +317,52 @@ pub fn by_threads(
 
     // Tall enough for the legend (title lines, then 26 px a lock).
     let size = (SIZE.0, SIZE.1.max(160 + 26 * c.series.len() as u32));
+    write_svg(out, &run, size, &titles, |body| {
+        let (chart_area, legend_area) = body.split_horizontally(size.0 - legend_width);
+        let x = x_range.with_key_points(threads.clone());
+        if log_y {
+            draw_chart(
+                &chart_area,
+                x,
+                (c.y_lo..c.y_hi).log_scale(),
+                &c.series,
+                "threads",
+                &c.y_desc,
+            )?;
+        } else {
+            draw_chart(
+                &chart_area,
+                x,
+                c.y_lo..c.y_hi,
+                &c.series,
+                "threads",
+                &c.y_desc,
+            )?;
+        }
+        draw_legend(&legend_area, "lock", &c.series)?;
+        Ok(())
+    })
+}
+
+pub(crate) type DrawResult<T> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Draws an SVG of `size` (a white page, the `titles` of
+/// [`draw_titles`], then `body` in the area below them) and writes it to
+/// `out`; an error names run `run`.
+pub(crate) fn write_svg(
+    out: &Path,
+    run: &str,
+    size: (u32, u32),
+    titles: &[String],
+    body: impl FnOnce(&Area<'_>) -> DrawResult<()>,
+) -> Result<()> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         let drawn = (|| {
             root.fill(&WHITE)?;
-            let body = draw_titles(&root, &titles)?;
-            let (chart_area, legend_area) = body.split_horizontally(size.0 - legend_width);
-            let x = x_range.with_key_points(threads.clone());
-            if log_y {
-                draw_chart(
-                    &chart_area,
-                    x,
-                    (c.y_lo..c.y_hi).log_scale(),
-                    &c.series,
-                    "threads",
-                    &c.y_desc,
-                )?;
-            } else {
-                draw_chart(
-                    &chart_area,
-                    x,
-                    c.y_lo..c.y_hi,
-                    &c.series,
-                    "threads",
-                    &c.y_desc,
-                )?;
-            }
-            draw_legend(&legend_area, "lock", &c.series)?;
+            body(&draw_titles(&root, titles)?)?;
             root.present()
         })();
         drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
@@ -355,8 +371,44 @@ pub fn by_threads(
         .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
 }
 
-pub(crate) type DrawResult<T> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
-pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// A chart builder on `area` with the margins and label areas every
+/// chart here has.
+pub(crate) fn chart_builder<'a, 'b, 'c>(
+    area: &'a Area<'c>,
+) -> ChartBuilder<'a, 'b, SVGBackend<'c>> {
+    let mut b = ChartBuilder::on(area);
+    b.margin_left(10)
+        .margin_right(20)
+        .margin_bottom(10)
+        .x_label_area_size(50)
+        .y_label_area_size(80);
+    b
+}
+
+/// The mesh of a chart of counts (cores, threads) against rates: light
+/// grid lines, the axis descriptions, the counts as they are on x and
+/// [`tick`] labels on y.
+pub(crate) fn draw_mesh<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+) -> DrawResult<()>
+where
+    X: Ranged<ValueType = i32> + ValueFormatter<i32>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 15))
+        .x_label_formatter(&|t| format!("{t}"))
+        .y_label_formatter(&|v| tick(*v))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()
+}
 
 /// CPU, cores, revision and start time, leaving out what is not known.
 pub(crate) fn machine_line(meta: &RunMeta) -> String {
@@ -415,13 +467,7 @@ where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let mut chart = ChartBuilder::on(area)
-        .margin_left(10)
-        .margin_right(20)
-        .margin_bottom(10)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x, y)?;
+    let mut chart = chart_builder(area).build_cartesian_2d(x, y)?;
     chart
         .configure_mesh()
         .x_desc(x_desc)

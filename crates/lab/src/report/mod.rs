@@ -58,6 +58,21 @@ pub(crate) fn host_wait_note(worst: f64, at: &str) -> Option<String> {
     })
 }
 
+/// [`host_wait_note`] at the point whose worker waited longest: `wait`
+/// gives a point's largest run-queue wait (NaN where it was not measured),
+/// `at` says where the point is.
+pub(crate) fn host_wait_line(
+    points: &[&Point],
+    wait: impl Fn(&Point) -> f64,
+    at: impl Fn(&Point) -> String,
+) -> Option<String> {
+    let worst = points
+        .iter()
+        .filter(|p| wait(p).is_finite())
+        .max_by(|a, b| wait(a).total_cmp(&wait(b)))?;
+    host_wait_note(wait(worst), &at(worst))
+}
+
 /// The run and its points as one JSON object: run metadata, and per point
 /// the medians over repetitions (`"reps"` is the number of repetitions; the
 /// repetitions themselves are under `"repetitions"`), with the fields its
@@ -202,9 +217,7 @@ fn render(meta: &RunMeta, points: &[Point], brief: bool) -> String {
 }
 
 fn header(out: &mut String, meta: &RunMeta) {
-    let id = meta
-        .id
-        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let id = meta.id_text();
     let end = match (&meta.finished, meta.complete) {
         (Some(f), true) => format!("finished {f}"),
         (Some(f), false) => format!("INCOMPLETE (stopped {f})"),

@@ -2,15 +2,19 @@
 //! controls chosen by name (`--variants`: `none`, `fine`, `bkl(L)`,
 //! `elide(L)`, `elide-adaptive(L)`), each monomorphized for the study's
 //! repetition; the check of the elision variants against this CPU; the
-//! emulated core counts; and one measured window around a kernel run, over
-//! which the kernel's counters, each core's idle time, CPU time and
-//! run-queue wait and the study's own counters are read at the same two
-//! instants.
+//! emulated core counts and the notes before a run; each point's
+//! contenders; one measured window around a kernel run, over which the
+//! kernel's counters, each core's idle time, CPU time and run-queue wait
+//! and the study's own counters are read at the same two instants, and the
+//! checks after it; the elision counters in words; and where a big lock
+//! stops keeping up, for the verdicts.
 
 use crate::cli::CoreList;
 use crate::error::{LabError, Result};
 use crate::measure::{settle_for, Hooks, Span, Window};
 use crate::noteln;
+use crate::results::Rep;
+use crate::sweep::RepRun;
 use locklab::elide::Policy;
 use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
 use locklab_kernel::idle::IdleSpan;
@@ -25,6 +29,15 @@ pub const MAX_CORES: u32 = 64;
 /// Emulated core counts (up to [`MAX_CORES`]).
 pub(crate) fn parse_emulated_cores(s: &str) -> std::result::Result<CoreList, String> {
     crate::cli::parse_core_list(s, MAX_CORES)
+}
+
+/// The emulated core counts asked for, or 1 up to the CPUs this process
+/// may use (at most [`MAX_CORES`]).
+pub fn cores_or_default(cores: Option<&CoreList>) -> Vec<u32> {
+    match cores {
+        Some(c) => c.0.clone(),
+        None => (1..=(crate::machine::cpus() as u32).clamp(1, MAX_CORES)).collect(),
+    }
 }
 
 /// Checks the variants against this CPU: without RTM, an elision variant
@@ -55,6 +68,59 @@ pub fn check_rtm<F>(
         );
     }
     Ok(())
+}
+
+/// Refuses `--allow-fallback` when `--variants` (`explicit`) names no
+/// elision variant: it would change nothing.
+pub fn check_fallback_used<F>(
+    variants: &[KernelVariant<F>],
+    explicit: bool,
+    allow_fallback: bool,
+) -> Result<()> {
+    if allow_fallback && explicit && !variants.iter().any(|v| v.elides) {
+        return Err(LabError::input(
+            "--allow-fallback is for the elide variants, and --variants names none",
+        ));
+    }
+    Ok(())
+}
+
+/// The notes before a run: emulated cores beyond this machine's CPUs
+/// (`oversubscribed`: whether those points are measured at all), and
+/// elision variants on a CPU without RTM.
+pub fn notes<F>(variants: &[KernelVariant<F>], cores: &[u32], oversubscribed: bool) {
+    let ncpu = crate::machine::cpus() as u32;
+    let over: Vec<u32> = cores.iter().copied().filter(|&c| c > ncpu).collect();
+    if !over.is_empty() && oversubscribed {
+        noteln!(
+            "note: {over:?} emulated cores on {ncpu} CPUs: a core that loses its CPU inside the kernel \
+             stalls every core spinning on its lock, so those points measure the host's scheduler"
+        );
+    }
+    if variants.iter().any(|v| v.elides) && !locklab_kernel::cc::rtm_available() {
+        noteln!(
+            "note: this CPU has no RTM: the elide variants run their fall-back path on every kernel entry"
+        );
+    }
+}
+
+/// The contenders of one point, side by side: each variant's repetition
+/// of `pt` under `cfg`, by the variant's name.
+pub fn contenders<'a, C, P>(
+    variants: impl Iterator<Item = &'a KernelVariant<fn(&C, &P) -> std::result::Result<Rep, String>>>,
+    cfg: &'a C,
+    pt: &'a P,
+) -> Vec<(String, RepRun<'a>)>
+where
+    C: 'a,
+    P: 'a,
+{
+    variants
+        .map(|v| {
+            let run = v.run;
+            (v.name.clone(), Box::new(move || run(cfg, pt)) as RepRun<'a>)
+        })
+        .collect()
 }
 
 /// A kernel concurrency control the lab can build by type.
@@ -340,4 +406,129 @@ pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
         })
         .map_err(|h| format!("{}: {h}", k.variant()))?;
     Ok((w, run))
+}
+
+/// The checks after a repetition: the kernel's invariants, then what the
+/// programs of the run left (`what` names them in the message, e.g. "IPC
+/// results").
+pub fn check_run<C: locklab_kernel::cc::Concurrency>(
+    k: &Kernel<C>,
+    run: &locklab_kernel::RunResult,
+    what: &str,
+) -> std::result::Result<(), String> {
+    let v = locklab_kernel::check::check_kernel(k);
+    if !v.is_empty() {
+        return Err(format!("{}: kernel invariants broken: {v}", k.variant()));
+    }
+    let v = locklab_kernel::check::check_programs(k, run);
+    if !v.is_empty() {
+        return Err(format!("{}: {what} wrong: {v}", k.variant()));
+    }
+    Ok(())
+}
+
+/// What the elision variants' kernel entries did, summed over repetitions
+/// (and points).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Elision {
+    /// Kernel entries run as hardware transactions.
+    pub elided: u64,
+    /// Kernel entries that took the fall-back lock.
+    pub fallbacks: u64,
+    /// Transactions aborted.
+    pub aborts: u64,
+    /// Fall-backs taken without attempting (the adaptive policy).
+    pub skipped: u64,
+    /// Aborts by cause: conflict, capacity, lock busy, retry bit clear,
+    /// other (`crate::report::abort_causes_text`).
+    pub causes: [u64; 5],
+}
+
+impl Elision {
+    /// Field-wise sum.
+    pub fn plus(self, o: Self) -> Self {
+        Elision {
+            elided: self.elided + o.elided,
+            fallbacks: self.fallbacks + o.fallbacks,
+            aborts: self.aborts + o.aborts,
+            skipped: self.skipped + o.skipped,
+            causes: std::array::from_fn(|i| self.causes[i] + o.causes[i]),
+        }
+    }
+
+    /// In words, in two halves: the entries (with those `skipped` without
+    /// attempting when `show_skipped`), and the aborts by cause (and that
+    /// only the fall-back path ran, if so).
+    pub fn words(&self, show_skipped: bool) -> (String, String) {
+        let skipped = if show_skipped {
+            format!(" ({} without attempting)", self.skipped)
+        } else {
+            String::new()
+        };
+        let causes = if self.aborts == 0 {
+            String::new()
+        } else {
+            crate::report::abort_causes_text(self.aborts, self.causes)
+                .map_or_else(String::new, |c| format!(" ({c})"))
+        };
+        let path = if self.elided == 0 {
+            " — it ran the fall-back path only"
+        } else {
+            ""
+        };
+        (
+            format!(
+                "{} kernel entries ran as transactions, {} on the fall-back lock{skipped}",
+                self.elided, self.fallbacks
+            ),
+            format!("{} aborts{causes}{path}", self.aborts),
+        )
+    }
+
+    /// The aborts by cause as a JSON object.
+    pub fn causes_json(&self) -> serde_json::Value {
+        let c = self.causes;
+        serde_json::json!({
+            "conflict": c[0],
+            "capacity": c[1],
+            "lock_busy": c[2],
+            "retry_clear": c[3],
+            "other": c[4],
+        })
+    }
+}
+
+/// A big lock keeps up with its yardstick (`none`, or the best variant)
+/// while its throughput is at least this fraction of the yardstick's.
+pub const KEEPS_UP: f64 = 0.9;
+
+/// Where a big lock stops keeping up with its yardstick over `cores`
+/// (ascending): the first core count where `ratio_at` (its throughput over
+/// the yardstick's, where both were measured) is under [`KEEPS_UP`], and
+/// the verdict's answer and evidence; `whose` names the yardstick's
+/// throughput, e.g. "none's".
+pub fn keeps_up(
+    cores: &[u32],
+    ratio_at: impl Fn(u32) -> Option<f64>,
+    whose: &str,
+) -> (Option<u32>, String, String) {
+    let top = cores.last().copied().unwrap_or(0);
+    let falls = cores
+        .iter()
+        .copied()
+        .find(|&c| ratio_at(c).is_some_and(|r| r < KEEPS_UP));
+    let measured: Vec<String> = cores
+        .iter()
+        .filter_map(|&c| Some(format!("{} at {c}", crate::stats::sig3(ratio_at(c)?))))
+        .collect();
+    let answer = match falls {
+        Some(c) => format!("falls behind at {c} cores"),
+        None => format!("keeps up to {top} cores"),
+    };
+    let evidence = format!(
+        "keeping up: at least {:.0} % of {whose} throughput; measured {}",
+        KEEPS_UP * 100.0,
+        measured.join(", ")
+    );
+    (falls, answer, evidence)
 }

@@ -34,6 +34,16 @@ pub fn assert_bad_input(o: &Output, needle: &str) {
     assert!(err.contains(needle), "{needle:?} not in: {err}");
 }
 
+/// Runs `locklab --db DB ARGS` and asserts [`assert_bad_input`], and that
+/// the rejected command left no database behind (`db` did not exist).
+pub fn assert_rejected(db: &Path, args: &[&str], needle: &str) {
+    assert_bad_input(&locklab(db, args), needle);
+    assert!(
+        !db.exists(),
+        "{args:?}: a rejected command made the database"
+    );
+}
+
 /// A temporary directory and a database path in it (not created).
 pub fn tmp() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@ use super::report::update_pct;
 use super::runner::HashMetrics;
 use crate::error::{LabError, Result};
 use crate::plot::{
-    chart, draw_chart, draw_legend, draw_titles, machine_line, param_text, series, Area, Chart,
+    chart, draw_chart, draw_legend, machine_line, param_text, series, write_svg, Area, Chart,
     DrawResult, FONT, SIZE,
 };
 use crate::results::{Point, Rep, RunMeta};
@@ -71,9 +71,7 @@ fn shape(p: &Point) -> serde_json::Value {
 
 /// Writes the two charts of the run's first table shape to `out`.
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
-    let run = meta
-        .id
-        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let run = meta.id_text();
     let hash: Vec<&Point> = points.iter().filter(|p| p.bench == "hash").collect();
     let Some(first) = hash.first() else {
         return Err(LabError::input(format!(
@@ -133,32 +131,23 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         .unwrap_or(0) as u32;
     let legend_width = (70 + 9 * longest).clamp(150, 360);
 
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        let drawn = (|| {
-            root.fill(&WHITE)?;
-            let body = draw_titles(&root, &titles)?;
-            let (top, bottom) = body.split_vertically(chart_h);
-            match &upper {
-                Some(c) => draw(&top, c, "threads", legend_width, log_y)?,
-                None => top.draw_text(
-                    "no points at 0 % updates: no lookup scaling to draw",
-                    &(FONT, 18).into_font().color(&BLACK),
-                    (40, 40),
-                )?,
-            }
-            draw(
-                &bottom,
-                &lower,
-                "updates (% of operations)",
-                legend_width,
-                log_y,
-            )?;
-            root.present()
-        })();
-        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
-    }
-    std::fs::write(out, svg)
-        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+    write_svg(out, &run, size, &titles, |body| {
+        let (top, bottom) = body.split_vertically(chart_h);
+        match &upper {
+            Some(c) => draw(&top, c, "threads", legend_width, log_y)?,
+            None => top.draw_text(
+                "no points at 0 % updates: no lookup scaling to draw",
+                &(FONT, 18).into_font().color(&BLACK),
+                (40, 40),
+            )?,
+        }
+        draw(
+            &bottom,
+            &lower,
+            "updates (% of operations)",
+            legend_width,
+            log_y,
+        )?;
+        Ok(())
+    })
 }

@@ -6,7 +6,7 @@
 use super::RunMetrics;
 use super::BASELINE;
 use crate::error::{LabError, Result};
-use crate::plot::{draw_titles, machine_line, DrawResult, FONT, SIZE};
+use crate::plot::{machine_line, write_svg, FONT, SIZE};
 use crate::program::launch::Exit;
 use crate::report::{fmt_ns, lock_width, sig};
 use crate::results::{median, Point, Rep, RunMeta};
@@ -328,9 +328,7 @@ pub fn point_json(p: &Point, of_study: &[&Point]) -> Value {
 /// Bars of each ranked lock's speed-up over the baseline, with min–max
 /// whiskers; the failures are left out (the title says how many).
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
-    let run = meta
-        .id
-        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let run = meta.id_text();
     let mine: Vec<&Point> = points.iter().filter(|p| p.bench == super::BENCH).collect();
     if mine.is_empty() {
         return Err(LabError::input(format!(
@@ -368,51 +366,42 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         ),
         machine_line(meta),
     ];
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        let drawn = (|| -> DrawResult<()> {
-            root.fill(&WHITE)?;
-            let body = draw_titles(&root, &titles)?;
-            let n = bars.len() as i32;
-            let labels: Vec<String> = bars.iter().map(|b| b.0.to_string()).collect();
-            let mut chart = ChartBuilder::on(&body)
-                .margin(20)
-                .x_label_area_size(60)
-                .y_label_area_size(70)
-                .build_cartesian_2d(0..n, if log_y { lo..hi } else { 0.0..hi })?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(bars.len())
-                .x_label_formatter(&|i| labels.get(*i as usize).cloned().unwrap_or_default())
-                .y_desc(format!("speed-up over {BASELINE}"))
-                .label_style((FONT, 14))
-                .draw()?;
-            for (i, (_, (m, l, h))) in bars.iter().enumerate() {
-                let i = i as i32;
-                let color = if *m >= 1.0 {
-                    RGBColor(44, 160, 44)
-                } else {
-                    RGBColor(214, 39, 40)
-                };
-                chart.draw_series(std::iter::once(Rectangle::new(
-                    [(i, if log_y { lo } else { 0.0 }), (i + 1, *m)],
-                    color.mix(0.6).filled(),
-                )))?;
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(i, *l), (i, *h)],
-                    BLACK,
-                )))?;
-            }
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(0, 1.0), (n, 1.0)],
-                BLACK.stroke_width(1),
+    write_svg(out, &run, SIZE, &titles, |body| {
+        let n = bars.len() as i32;
+        let labels: Vec<String> = bars.iter().map(|b| b.0.to_string()).collect();
+        let mut chart = ChartBuilder::on(body)
+            .margin(20)
+            .x_label_area_size(60)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0..n, if log_y { lo..hi } else { 0.0..hi })?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(bars.len())
+            .x_label_formatter(&|i| labels.get(*i as usize).cloned().unwrap_or_default())
+            .y_desc(format!("speed-up over {BASELINE}"))
+            .label_style((FONT, 14))
+            .draw()?;
+        for (i, (_, (m, l, h))) in bars.iter().enumerate() {
+            let i = i as i32;
+            let color = if *m >= 1.0 {
+                RGBColor(44, 160, 44)
+            } else {
+                RGBColor(214, 39, 40)
+            };
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(i, if log_y { lo } else { 0.0 }), (i + 1, *m)],
+                color.mix(0.6).filled(),
             )))?;
-            root.present()
-        })();
-        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
-    }
-    std::fs::write(out, svg)
-        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(i, *l), (i, *h)],
+                BLACK,
+            )))?;
+        }
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0, 1.0), (n, 1.0)],
+            BLACK.stroke_width(1),
+        )))?;
+        Ok(())
+    })
 }

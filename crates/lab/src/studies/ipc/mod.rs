@@ -10,12 +10,12 @@ pub mod verdict;
 
 use crate::cli::Cli;
 use crate::error::{LabError, Result};
-use crate::noteln;
 use crate::progress::Progress;
 use crate::results::{Point, RunMeta};
 use crate::run::{progress_quiet, stored_run};
+use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes};
 use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
+use crate::sweep::Group;
 use args::IpcArgs;
 use serde_json::{json, Value};
 
@@ -113,22 +113,12 @@ pub fn run(
             pt.cores,
             pt.delay_ns
         );
-        let (cfg, point) = (&plan.cfg, &pt);
         let group = Group {
             bench: BENCH,
             threads: pt.cores,
             params,
             reps: plan.reps,
-            contenders: plan
-                .runs_at(&pt)
-                .map(|v| {
-                    let run = v.run;
-                    (
-                        v.name.clone(),
-                        Box::new(move || run(cfg, point)) as RepRun<'_>,
-                    )
-                })
-                .collect(),
+            contenders: contenders(plan.runs_at(&pt), &plan.cfg, &pt),
         };
         let done = group.run(
             progress,
@@ -151,11 +141,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
     crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
     let rtm = locklab_kernel::cc::rtm_available();
     ipc_options_used(a, &variants)?;
-    let ncpu = crate::machine::cpus() as u32;
-    let cores = match &a.cores {
-        Some(c) => c.0.clone(),
-        None => (1..=ncpu.clamp(1, crate::studies::kernel::MAX_CORES)).collect(),
-    };
+    let cores = cores_or_default(a.cores.as_ref());
     let plan = IpcPlan {
         variants,
         modes: a.modes.0.clone(),
@@ -178,18 +164,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
              where cores share an endpoint that `none` cannot protect",
         ));
     }
-    let over: Vec<u32> = plan.cores.iter().copied().filter(|&c| c > ncpu).collect();
-    if !over.is_empty() && plan.modes.iter().any(|m| *m != runner::Mode::Single) {
-        noteln!(
-            "note: {over:?} emulated cores on {ncpu} CPUs: a core that loses its CPU inside the kernel \
-             stalls every core spinning on its lock, so those points measure the host's scheduler"
-        );
-    }
-    if plan.variants.iter().any(|v| v.elides) && !rtm {
-        noteln!(
-            "note: this CPU has no RTM: the elide variants run their fall-back path on every kernel entry"
-        );
-    }
+    let oversubscribed = plan.modes.iter().any(|m| *m != runner::Mode::Single);
+    notes(&plan.variants, &plan.cores, oversubscribed);
     let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
     let modes: Vec<&str> = plan.modes.iter().map(|m| m.name()).collect();
     let params = json!({
@@ -234,12 +210,7 @@ fn ipc_options_used(a: &IpcArgs, variants: &[runner::IpcVariant]) -> Result<()> 
             )));
         }
     }
-    if a.allow_fallback && a.variants.is_some() && !variants.iter().any(|v| v.elides) {
-        return Err(LabError::input(
-            "--allow-fallback is for the elide variants, and --variants names none",
-        ));
-    }
-    Ok(())
+    check_fallback_used(variants, a.variants.is_some(), a.allow_fallback)
 }
 
 /// The study's reports: IPC cost, throughput against cores, hold times,

@@ -12,7 +12,9 @@ use plotters::prelude::*;
 
 use super::report::{delay_ns, mode};
 use crate::error::{LabError, Result};
-use crate::plot::{draw_titles, machine_line, marker_shape, tick, DrawResult, FONT, PALETTE, SIZE};
+use crate::plot::{
+    chart_builder, draw_mesh, machine_line, marker_shape, write_svg, FONT, PALETTE, SIZE,
+};
 use crate::report::{self, distinct};
 use crate::results::{Point, RunMeta};
 use crate::studies::model::ipc_family;
@@ -37,9 +39,7 @@ struct FamilyFit {
 
 /// Writes the chart of the run's multi ping-pong points to `out`.
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
-    let run = meta
-        .id
-        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let run = meta.id_text();
     let multi: Vec<&Point> = points
         .iter()
         .filter(|p| p.bench == "ipc" && mode(p) == "multi" && !p.reps.is_empty())
@@ -121,144 +121,118 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let legend_lines = delays.len() + variants.len() + fits.len() + 3;
     let size = (SIZE.0 + 120, SIZE.1.max(120 + 24 * legend_lines as u32));
     let legend_width = 430;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        let drawn = (|| -> DrawResult<()> {
-            root.fill(&WHITE)?;
-            let body = draw_titles(&root, &titles)?;
-            let (area, legend) = body.split_horizontally(size.0 - legend_width);
-            let color =
-                |d: u64| PALETTE[delays.iter().position(|&x| x == d).unwrap_or(0) % PALETTE.len()];
-            let marker = |v: &str| marker_shape(variants.iter().position(|&x| x == v).unwrap_or(0));
-            let x = (0..(x_max as i32 + 1)).with_key_points(
-                [1, 2, 4, 8, 16, 32, 64]
-                    .into_iter()
-                    .filter(|&k| k <= x_max as i32)
-                    .chain(std::iter::once(measured_max as i32))
-                    .collect::<Vec<_>>(),
-            );
-            macro_rules! body {
-                ($chart:expr) => {{
-                    let mut chart = $chart;
-                    chart
-                        .configure_mesh()
-                        .x_desc("cores")
-                        .y_desc(format!(
-                            "total IPC throughput ({unit}{})",
-                            if log_y { ", log scale" } else { "" }
-                        ))
-                        .axis_desc_style((FONT, 18))
-                        .label_style((FONT, 15))
-                        .x_label_formatter(&|t| format!("{t}"))
-                        .y_label_formatter(&|v| tick(*v))
-                        .light_line_style(RGBColor(240, 240, 240))
-                        .bold_line_style(RGBColor(215, 215, 215))
-                        .draw()?;
-                    let fit_y = |y: f64| (y / scale).max(y_lo);
-                    for l in &lines {
-                        chart.draw_series(DashedLineSeries::new(
-                            l.values.iter().map(|&(n, x)| (n as i32, fit_y(x))),
-                            8,
-                            5,
-                            color(l.delay).stroke_width(2).into(),
-                        ))?;
+    write_svg(out, &run, size, &titles, |body| {
+        let (area, legend) = body.split_horizontally(size.0 - legend_width);
+        let color =
+            |d: u64| PALETTE[delays.iter().position(|&x| x == d).unwrap_or(0) % PALETTE.len()];
+        let marker = |v: &str| marker_shape(variants.iter().position(|&x| x == v).unwrap_or(0));
+        let x = (0..(x_max as i32 + 1)).with_key_points(
+            [1, 2, 4, 8, 16, 32, 64]
+                .into_iter()
+                .filter(|&k| k <= x_max as i32)
+                .chain(std::iter::once(measured_max as i32))
+                .collect::<Vec<_>>(),
+        );
+        macro_rules! body {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                draw_mesh(
+                    &mut chart,
+                    "cores",
+                    &format!(
+                        "total IPC throughput ({unit}{})",
+                        if log_y { ", log scale" } else { "" }
+                    ),
+                )?;
+                let fit_y = |y: f64| (y / scale).max(y_lo);
+                for l in &lines {
+                    chart.draw_series(DashedLineSeries::new(
+                        l.values.iter().map(|&(n, x)| (n as i32, fit_y(x))),
+                        8,
+                        5,
+                        color(l.delay).stroke_width(2).into(),
+                    ))?;
+                }
+                for p in &multi {
+                    let (med, min, max) = p.stat(|r| r.throughput_ops_s);
+                    if !shown(med) {
+                        continue;
                     }
-                    for p in &multi {
-                        let (med, min, max) = p.stat(|r| r.throughput_ops_s);
-                        if !shown(med) {
-                            continue;
-                        }
-                        let c = color(delay_ns(p));
-                        let at = (p.threads as i32, fit_y(med));
-                        chart.draw_series(std::iter::once(PathElement::new(
-                            vec![(at.0, fit_y(min)), (at.0, fit_y(max))],
-                            c.stroke_width(2),
-                        )))?;
-                        chart.draw_series(std::iter::once(
-                            EmptyElement::at(at) + Polygon::new(marker(&p.lock), c.filled()),
-                        ))?;
+                    let c = color(delay_ns(p));
+                    let at = (p.threads as i32, fit_y(med));
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(at.0, fit_y(min)), (at.0, fit_y(max))],
+                        c.stroke_width(2),
+                    )))?;
+                    chart.draw_series(std::iter::once(
+                        EmptyElement::at(at) + Polygon::new(marker(&p.lock), c.filled()),
+                    ))?;
+                }
+                // Measured curves joined thinly, so a variant's shape
+                // reads at a glance.
+                for v in &variants {
+                    for &d in &delays {
+                        let mut pts: Vec<(i32, f64)> = multi
+                            .iter()
+                            .filter(|p| p.lock == *v && delay_ns(p) == d)
+                            .map(|p| (p.threads as i32, fit_y(p.stat(|r| r.throughput_ops_s).0)))
+                            .collect();
+                        pts.sort_by_key(|p| p.0);
+                        chart
+                            .draw_series(LineSeries::new(pts, color(d).mix(0.6).stroke_width(1)))?;
                     }
-                    // Measured curves joined thinly, so a variant's shape
-                    // reads at a glance.
-                    for v in &variants {
-                        for &d in &delays {
-                            let mut pts: Vec<(i32, f64)> = multi
-                                .iter()
-                                .filter(|p| p.lock == *v && delay_ns(p) == d)
-                                .map(|p| {
-                                    (p.threads as i32, fit_y(p.stat(|r| r.throughput_ops_s).0))
-                                })
-                                .collect();
-                            pts.sort_by_key(|p| p.0);
-                            chart.draw_series(LineSeries::new(
-                                pts,
-                                color(d).mix(0.6).stroke_width(1),
-                            ))?;
-                        }
-                    }
-                }};
-            }
-            let mut builder = ChartBuilder::on(&area);
-            builder
-                .margin_left(10)
-                .margin_right(20)
-                .margin_bottom(10)
-                .x_label_area_size(50)
-                .y_label_area_size(80);
-            if log_y {
-                body!(builder.build_cartesian_2d(x, (y_lo..y_hi).log_scale())?);
-            } else {
-                body!(builder.build_cartesian_2d(x, y_lo..y_hi)?);
-            }
+                }
+            }};
+        }
+        let mut builder = chart_builder(&area);
+        if log_y {
+            body!(builder.build_cartesian_2d(x, (y_lo..y_hi).log_scale())?);
+        } else {
+            body!(builder.build_cartesian_2d(x, y_lo..y_hi)?);
+        }
 
-            let style = (FONT, 15).into_font().color(&BLACK);
-            let grey = (FONT, 15).into_font().color(&RGBColor(70, 70, 70));
-            let mut y = 12;
-            legend.draw_text("server delay", &grey, (14, y))?;
-            for &d in &delays {
+        let style = (FONT, 15).into_font().color(&BLACK);
+        let grey = (FONT, 15).into_font().color(&RGBColor(70, 70, 70));
+        let mut y = 12;
+        legend.draw_text("server delay", &grey, (14, y))?;
+        for &d in &delays {
+            y += 24;
+            legend.draw(&PathElement::new(
+                vec![(10, y + 8), (44, y + 8)],
+                color(d).stroke_width(3),
+            ))?;
+            legend.draw_text(&format!("{d} ns"), &style, (54, y))?;
+        }
+        y += 34;
+        legend.draw_text("kernel variant", &grey, (14, y))?;
+        for v in &variants {
+            y += 24;
+            legend
+                .draw(&(EmptyElement::at((27, y + 8)) + Polygon::new(marker(v), BLACK.filled())))?;
+            legend.draw_text(v, &style, (54, y))?;
+        }
+        if !fits.is_empty() {
+            y += 34;
+            legend.draw_text("model: one S per big lock, Z = z₀ + d/2", &grey, (14, y))?;
+            for f in &fits {
                 y += 24;
                 legend.draw(&PathElement::new(
                     vec![(10, y + 8), (44, y + 8)],
-                    color(d).stroke_width(3),
+                    BLACK.stroke_width(2),
                 ))?;
-                legend.draw_text(&format!("{d} ns"), &style, (54, y))?;
-            }
-            y += 34;
-            legend.draw_text("kernel variant", &grey, (14, y))?;
-            for v in &variants {
-                y += 24;
-                legend.draw(
-                    &(EmptyElement::at((27, y + 8)) + Polygon::new(marker(v), BLACK.filled())),
+                legend.draw_text(
+                    &format!(
+                        "{}: S {:.0} ns, z₀ {:.0} ns, R² {}",
+                        f.variant,
+                        f.s_ns,
+                        f.z0_ns,
+                        f.r2.map_or_else(|| "–".into(), |r| format!("{r:.3}"))
+                    ),
+                    &style,
+                    (54, y),
                 )?;
-                legend.draw_text(v, &style, (54, y))?;
             }
-            if !fits.is_empty() {
-                y += 34;
-                legend.draw_text("model: one S per big lock, Z = z₀ + d/2", &grey, (14, y))?;
-                for f in &fits {
-                    y += 24;
-                    legend.draw(&PathElement::new(
-                        vec![(10, y + 8), (44, y + 8)],
-                        BLACK.stroke_width(2),
-                    ))?;
-                    legend.draw_text(
-                        &format!(
-                            "{}: S {:.0} ns, z₀ {:.0} ns, R² {}",
-                            f.variant,
-                            f.s_ns,
-                            f.z0_ns,
-                            f.r2.map_or_else(|| "–".into(), |r| format!("{r:.3}"))
-                        ),
-                        &style,
-                        (54, y),
-                    )?;
-                }
-            }
-            root.present()
-        })();
-        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
-    }
-    std::fs::write(out, svg)
-        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+        }
+        Ok(())
+    })
 }

@@ -5,10 +5,11 @@
 
 use super::runner::{cycles_per_ipc, hold_ticks, IpcMetrics};
 use crate::report::{
-    abort_causes_text, distinct, fmt_ns, host_wait_note, lock_width, rep_counts, sig,
-    throughput_unit, top_throughput, WIDE_SPREAD,
+    distinct, fmt_ns, host_wait_line, lock_width, rep_counts, sig, throughput_unit, top_throughput,
+    WIDE_SPREAD,
 };
 use crate::results::{Point, RunMeta};
+use crate::studies::kernel::Elision;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -53,40 +54,26 @@ pub fn host_wait(p: &Point) -> f64 {
         .fold(f64::NAN, f64::max)
 }
 
-/// Elision outcomes summed over repetitions (and points): the elision
-/// counters of [`IpcMetrics`], the others left at 0.
-fn elision<'a>(points: impl IntoIterator<Item = &'a Point>) -> IpcMetrics {
+/// Elision outcomes summed over repetitions (and points).
+fn elision<'a>(points: impl IntoIterator<Item = &'a Point>) -> Elision {
     points
         .into_iter()
         .flat_map(|p| &p.reps)
         .filter_map(|r| r.metrics_of::<IpcMetrics>())
-        .fold(IpcMetrics::default(), |t, m| IpcMetrics {
-            elided: t.elided + m.elided,
-            fallbacks: t.fallbacks + m.fallbacks,
-            aborts: t.aborts + m.aborts,
-            abort_lock_busy: t.abort_lock_busy + m.abort_lock_busy,
-            abort_conflict: t.abort_conflict + m.abort_conflict,
-            abort_capacity: t.abort_capacity + m.abort_capacity,
-            abort_retry_clear: t.abort_retry_clear + m.abort_retry_clear,
-            abort_other: t.abort_other + m.abort_other,
-            skipped: t.skipped + m.skipped,
-            ..IpcMetrics::default()
+        .map(|m| Elision {
+            elided: m.elided,
+            fallbacks: m.fallbacks,
+            aborts: m.aborts,
+            skipped: m.skipped,
+            causes: [
+                m.abort_conflict,
+                m.abort_capacity,
+                m.abort_lock_busy,
+                m.abort_retry_clear,
+                m.abort_other,
+            ],
         })
-}
-
-/// The aborts by cause, in words (`None` for runs stored before causes
-/// were counted: they do not add up to the aborts).
-fn causes_text(m: &IpcMetrics) -> Option<String> {
-    abort_causes_text(
-        m.aborts,
-        [
-            m.abort_conflict,
-            m.abort_capacity,
-            m.abort_lock_busy,
-            m.abort_retry_clear,
-            m.abort_other,
-        ],
-    )
+        .fold(Elision::default(), Elision::plus)
 }
 
 /// The point of `none` that `p` compares with (same mode, cores, delay).
@@ -258,41 +245,16 @@ pub fn tables(out: &mut String, meta: &RunMeta, points: &[&Point]) {
         }
     }
 
-    if let Some(worst) = points
-        .iter()
-        .filter(|p| host_wait(p).is_finite())
-        .max_by(|a, b| host_wait(a).total_cmp(&host_wait(b)))
-    {
-        let at = format!("{}, {} at {} cores", mode(worst), worst.lock, worst.threads);
-        if let Some(line) = host_wait_note(host_wait(worst), &at) {
-            let _ = writeln!(out, "\n{}", line.trim_start_matches(' '));
-        }
+    let at = |p: &Point| format!("{}, {} at {} cores", mode(p), p.lock, p.threads);
+    if let Some(line) = host_wait_line(points, host_wait, at) {
+        let _ = writeln!(out, "\n{}", line.trim_start_matches(' '));
     }
 
     for v in variants.iter().filter(|v| v.starts_with("elide")) {
         let m = elision(points.iter().copied().filter(|p| p.lock == *v));
-        let (e, f, a) = (m.elided, m.fallbacks, m.aborts);
-        let path = if e == 0 {
-            " — it ran the fall-back path only"
-        } else {
-            ""
-        };
         // The adaptive policy's entries that did not attempt at all.
-        let skipped = if v.starts_with("elide-adaptive") || m.skipped > 0 {
-            format!(" ({} without attempting)", m.skipped)
-        } else {
-            String::new()
-        };
-        let causes = if a == 0 {
-            String::new()
-        } else {
-            causes_text(&m).map_or_else(String::new, |c| format!(" ({c})"))
-        };
-        let _ = writeln!(
-            out,
-            "\n{v}: {e} kernel entries ran as transactions, {f} on the fall-back lock{skipped}, \
-             {a} aborts{causes}{path}"
-        );
+        let (entries, aborts) = m.words(v.starts_with("elide-adaptive") || m.skipped > 0);
+        let _ = writeln!(out, "\n{v}: {entries}, {aborts}");
     }
 }
 
@@ -317,12 +279,6 @@ pub fn point_json(meta: &RunMeta, p: &Point, all: &[&Point]) -> Value {
         "aborts": m.aborts,
         "skipped": m.skipped,
         "host_wait": num(host_wait(p)),
-        "abort_causes": {
-            "conflict": m.abort_conflict,
-            "capacity": m.abort_capacity,
-            "lock_busy": m.abort_lock_busy,
-            "retry_clear": m.abort_retry_clear,
-            "other": m.abort_other,
-        },
+        "abort_causes": m.causes_json(),
     })
 }

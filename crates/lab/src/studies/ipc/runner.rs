@@ -19,8 +19,9 @@
 use crate::clock::ns_to_ticks;
 use crate::error::Result;
 use crate::results::{Rep, StudyMetrics};
-use crate::studies::kernel::{parse_variants_for, windowed, KernelRun, KernelVariant, Variant};
-use locklab_kernel::check::{check_kernel, check_programs};
+use crate::studies::kernel::{
+    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant,
+};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
 use serde::Deserialize;
@@ -110,14 +111,7 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
     let k = Arc::new(Kernel::boot(C::make(), &sys, kcfg).map_err(|e| e.0)?);
     let (w, run) = windowed(&k, &sys, cfg.secs, cfg.pin, || ())?;
     let (span, per_core) = (w.span, w.per_core);
-    let v = check_kernel(&k);
-    if !v.is_empty() {
-        return Err(format!("{}: kernel invariants broken: {v}", k.variant()));
-    }
-    let v = check_programs(&k, &run);
-    if !v.is_empty() {
-        return Err(format!("{}: IPC results wrong: {v}", k.variant()));
-    }
+    check_run(&k, &run, "IPC results")?;
     let total = per_core
         .iter()
         .copied()
@@ -126,26 +120,13 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
     let thread_ops: Vec<u64> = per_core.iter().map(|c| c.syscalls).collect();
     let ipcs = total.syscalls;
     let mut rep = Rep {
-        rep: 0,
-        wall_s,
-        cpu_s: span.cpu_total_s(),
-        total_ops: ipcs,
-        throughput_ops_s: ipcs as f64 / wall_s,
         // Time one core spends per one-way IPC.
         ns_per_op: if ipcs == 0 {
             f64::INFINITY
         } else {
             wall_s * 1e9 * f64::from(pt.cores) / ipcs as f64
         },
-        jain: crate::results::jain(&thread_ops),
-        thread_ops,
-        p50_ns: 0,
-        p99_ns: 0,
-        p999_ns: 0,
-        max_ns: 0,
-        censored: 0,
-        censored_ns: 0,
-        metrics: Default::default(),
+        ..Rep::counted(wall_s, span.cpu_total_s(), thread_ops)
     };
     rep.set_metrics(&IpcMetrics {
         ticks: span.close - span.open,

@@ -2,18 +2,15 @@
 //! overhead per IPC over `none` (paired over the repetitions); over the
 //! cores, each variant's throughput against `none` at the most cores
 //! measured, and the core count from which each big-lock variant stops
-//! keeping up with `none` (under [`KEEPS_UP`] of its throughput).
+//! keeping up with `none` (under [`KEEPS_UP`](crate::studies::kernel::KEEPS_UP) of its throughput).
 
 use super::report::{delay_ns, mode, NONE};
 use crate::report::distinct;
 use crate::results::Point;
 use crate::stats::{paired_ratio, sig3};
+use crate::studies::kernel::keeps_up;
 use crate::verdict::{Line, Section};
 use serde_json::json;
-
-/// A variant keeps up with `none` while its throughput is at least this
-/// fraction of `none`'s.
-pub const KEEPS_UP: f64 = 0.9;
 
 fn values(p: &Point, f: fn(&crate::results::Rep) -> f64) -> Vec<f64> {
     p.reps.iter().map(f).collect()
@@ -98,26 +95,13 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
                 json: json!({"variant": v, "cores": top, "delay_ns": d, "ratio_to_none": r.json()}),
             });
             if v.starts_with("bkl") {
-                let falls = cores
-                    .iter()
-                    .copied()
-                    .find(|&c| ratio_at(c).is_some_and(|r| r.ratio < KEEPS_UP));
-                let measured: Vec<String> = cores
-                    .iter()
-                    .filter_map(|&c| Some(format!("{} at {c}", sig3(ratio_at(c)?.ratio))))
-                    .collect();
+                let (falls, answer, evidence) =
+                    keeps_up(&cores, |c| Some(ratio_at(c)?.ratio), "none's");
                 lines.push(Line {
                     group: "big lock vs none".into(),
                     question: v.to_string(),
-                    answer: match falls {
-                        Some(c) => format!("falls behind at {c} cores"),
-                        None => format!("keeps up to {top} cores"),
-                    },
-                    evidence: format!(
-                        "keeping up: at least {:.0} % of none's throughput; measured {}",
-                        KEEPS_UP * 100.0,
-                        measured.join(", ")
-                    ),
+                    answer,
+                    evidence,
                     json: json!({"variant": v, "delay_ns": d, "falls_behind_at_cores": falls}),
                 });
             }

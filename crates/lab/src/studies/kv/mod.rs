@@ -15,8 +15,9 @@ use crate::noteln;
 use crate::progress::Progress;
 use crate::results::{Point, RunMeta};
 use crate::run::{progress_quiet, stored_run};
+use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes};
 use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
+use crate::sweep::Group;
 use args::KvArgs;
 use serde_json::{json, Value};
 
@@ -70,22 +71,12 @@ pub fn run(
         let params = serde_json::to_value(&plan.cfg).expect("config serialises");
         let pt = runner::KvPoint { cores };
         let at = format!("{cores} cores");
-        let (cfg, point) = (&plan.cfg, &pt);
         let group = Group {
             bench: BENCH,
             threads: cores,
             params,
             reps: plan.reps,
-            contenders: plan
-                .runs_at(cores)
-                .map(|v| {
-                    let run = v.run;
-                    (
-                        v.name.clone(),
-                        Box::new(move || run(cfg, point)) as RepRun<'_>,
-                    )
-                })
-                .collect(),
+            contenders: contenders(plan.runs_at(cores), &plan.cfg, &pt),
         };
         let done = group.run(
             progress,
@@ -106,17 +97,9 @@ pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
     let explicit = a.variants.is_some();
     let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
     crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
+    check_fallback_used(&variants, explicit, a.allow_fallback)?;
     let rtm = locklab_kernel::cc::rtm_available();
-    if a.allow_fallback && explicit && !variants.iter().any(|v| v.elides) {
-        return Err(LabError::input(
-            "--allow-fallback is for the elide variants, and --variants names none",
-        ));
-    }
-    let ncpu = crate::machine::cpus() as u32;
-    let cores = match &a.cores {
-        Some(c) => c.0.clone(),
-        None => (1..=ncpu.clamp(1, crate::studies::kernel::MAX_CORES)).collect(),
-    };
+    let cores = cores_or_default(a.cores.as_ref());
     let plan = KvPlan {
         variants,
         cores,
@@ -141,18 +124,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
             "note: none runs at 1 core only: beyond, the driver on core 0 signals servers on other cores"
         );
     }
-    let over: Vec<u32> = plan.cores.iter().copied().filter(|&c| c > ncpu).collect();
-    if !over.is_empty() {
-        noteln!(
-            "note: {over:?} emulated cores on {ncpu} CPUs: a core that loses its CPU inside the kernel \
-             stalls every core spinning on its lock, so those points measure the host's scheduler"
-        );
-    }
-    if plan.variants.iter().any(|v| v.elides) && !rtm {
-        noteln!(
-            "note: this CPU has no RTM: the elide variants run their fall-back path on every kernel entry"
-        );
-    }
+    notes(&plan.variants, &plan.cores, true);
     let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
     let params = json!({
         "variants": names, "cores": plan.cores, "reps": plan.reps, "kv": plan.cfg, "rtm": rtm,

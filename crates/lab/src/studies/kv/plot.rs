@@ -9,15 +9,13 @@ use plotters::prelude::*;
 
 use super::report::{throughput, xput};
 use crate::error::{LabError, Result};
-use crate::plot::{draw_titles, machine_line, tick, DrawResult, FONT, PALETTE, SIZE};
+use crate::plot::{chart_builder, draw_mesh, machine_line, write_svg, FONT, PALETTE, SIZE};
 use crate::report::{self, distinct};
 use crate::results::{Point, RunMeta};
 
 /// Writes the chart of the run's kv points to `out`.
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
-    let run = meta
-        .id
-        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let run = meta.id_text();
     let pts: Vec<&Point> = points
         .iter()
         .filter(|p| p.bench == super::BENCH && !p.reps.is_empty())
@@ -73,97 +71,70 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     ];
     let size = (SIZE.0 + 120, SIZE.1.max(140 + 24 * variants.len() as u32));
     let legend_width = 300;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        let drawn = (|| -> DrawResult<()> {
-            root.fill(&WHITE)?;
-            let body = draw_titles(&root, &titles)?;
-            let (area, legend) = body.split_horizontally(size.0 - legend_width);
-            let color = |v: &str| {
-                PALETTE[variants.iter().position(|&x| x == v).unwrap_or(0) % PALETTE.len()]
-            };
-            let x = 0..(x_max as i32 + 1);
-            macro_rules! body {
-                ($chart:expr) => {{
-                    let mut chart = $chart;
-                    chart
-                        .configure_mesh()
-                        .x_desc("emulated cores (core 0: the network driver)")
-                        .y_desc(format!(
-                            "requests ({unit}{})",
-                            if log_y { ", log scale" } else { "" }
-                        ))
-                        .axis_desc_style((FONT, 18))
-                        .label_style((FONT, 15))
-                        .x_label_formatter(&|t| format!("{t}"))
-                        .y_label_formatter(&|v| tick(*v))
-                        .light_line_style(RGBColor(240, 240, 240))
-                        .bold_line_style(RGBColor(215, 215, 215))
-                        .draw()?;
-                    let fit = |y: f64| (y / scale).max(y_lo);
-                    for v in &variants {
-                        let mut mine: Vec<&&Point> = pts.iter().filter(|p| p.lock == *v).collect();
-                        mine.sort_by_key(|p| p.threads);
-                        let c = color(v);
-                        let line: Vec<(i32, f64)> = mine
-                            .iter()
-                            .filter(|p| shown(throughput(p)))
-                            .map(|p| (p.threads as i32, fit(throughput(p))))
-                            .collect();
-                        chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))?;
-                        chart.draw_series(line.iter().map(|&at| Circle::new(at, 4, c.filled())))?;
-                        for p in &mine {
-                            let (_, lo, hi) = p.stat(|r| r.throughput_ops_s);
-                            if shown(lo) && shown(hi) {
-                                chart.draw_series(std::iter::once(PathElement::new(
-                                    vec![(p.threads as i32, fit(lo)), (p.threads as i32, fit(hi))],
-                                    c.stroke_width(2),
-                                )))?;
-                            }
+    write_svg(out, &run, size, &titles, |body| {
+        let (area, legend) = body.split_horizontally(size.0 - legend_width);
+        let color =
+            |v: &str| PALETTE[variants.iter().position(|&x| x == v).unwrap_or(0) % PALETTE.len()];
+        let x = 0..(x_max as i32 + 1);
+        macro_rules! body {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                draw_mesh(
+                    &mut chart,
+                    "emulated cores (core 0: the network driver)",
+                    &format!(
+                        "requests ({unit}{})",
+                        if log_y { ", log scale" } else { "" }
+                    ),
+                )?;
+                let fit = |y: f64| (y / scale).max(y_lo);
+                for v in &variants {
+                    let mut mine: Vec<&&Point> = pts.iter().filter(|p| p.lock == *v).collect();
+                    mine.sort_by_key(|p| p.threads);
+                    let c = color(v);
+                    let line: Vec<(i32, f64)> = mine
+                        .iter()
+                        .filter(|p| shown(throughput(p)))
+                        .map(|p| (p.threads as i32, fit(throughput(p))))
+                        .collect();
+                    chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))?;
+                    chart.draw_series(line.iter().map(|&at| Circle::new(at, 4, c.filled())))?;
+                    for p in &mine {
+                        let (_, lo, hi) = p.stat(|r| r.throughput_ops_s);
+                        if shown(lo) && shown(hi) {
+                            chart.draw_series(std::iter::once(PathElement::new(
+                                vec![(p.threads as i32, fit(lo)), (p.threads as i32, fit(hi))],
+                                c.stroke_width(2),
+                            )))?;
                         }
-                        let xl: Vec<(i32, f64)> = mine
-                            .iter()
-                            .filter(|p| shown(xput(p)))
-                            .map(|p| (p.threads as i32, fit(xput(p))))
-                            .collect();
-                        chart.draw_series(DashedLineSeries::new(
-                            xl,
-                            8,
-                            5,
-                            c.stroke_width(2).into(),
-                        ))?;
                     }
-                }};
-            }
-            let mut builder = ChartBuilder::on(&area);
-            builder
-                .margin_left(10)
-                .margin_right(20)
-                .margin_bottom(10)
-                .x_label_area_size(50)
-                .y_label_area_size(80);
-            if log_y {
-                body!(builder.build_cartesian_2d(x, (y_lo..y_hi).log_scale())?);
-            } else {
-                body!(builder.build_cartesian_2d(x, y_lo..y_hi)?);
-            }
-            let style = (FONT, 15).into_font().color(&BLACK);
-            let grey = (FONT, 15).into_font().color(&RGBColor(70, 70, 70));
-            let mut y = 12;
-            legend.draw_text("kernel variant", &grey, (14, y))?;
-            for v in &variants {
-                y += 24;
-                legend.draw(&PathElement::new(
-                    vec![(10, y + 8), (44, y + 8)],
-                    color(v).stroke_width(3),
-                ))?;
-                legend.draw_text(v, &style, (54, y))?;
-            }
-            root.present()
-        })();
-        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
-    }
-    std::fs::write(out, svg)
-        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+                    let xl: Vec<(i32, f64)> = mine
+                        .iter()
+                        .filter(|p| shown(xput(p)))
+                        .map(|p| (p.threads as i32, fit(xput(p))))
+                        .collect();
+                    chart.draw_series(DashedLineSeries::new(xl, 8, 5, c.stroke_width(2).into()))?;
+                }
+            }};
+        }
+        let mut builder = chart_builder(&area);
+        if log_y {
+            body!(builder.build_cartesian_2d(x, (y_lo..y_hi).log_scale())?);
+        } else {
+            body!(builder.build_cartesian_2d(x, y_lo..y_hi)?);
+        }
+        let style = (FONT, 15).into_font().color(&BLACK);
+        let grey = (FONT, 15).into_font().color(&RGBColor(70, 70, 70));
+        let mut y = 12;
+        legend.draw_text("kernel variant", &grey, (14, y))?;
+        for v in &variants {
+            y += 24;
+            legend.draw(&PathElement::new(
+                vec![(10, y + 8), (44, y + 8)],
+                color(v).stroke_width(3),
+            ))?;
+            legend.draw_text(v, &style, (54, y))?;
+        }
+        Ok(())
+    })
 }

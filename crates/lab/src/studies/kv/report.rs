@@ -5,10 +5,10 @@
 
 use super::runner::KvMetrics;
 use crate::report::{
-    abort_causes_text, distinct, host_wait_note, lock_width, rep_counts, sig, throughput_unit,
-    WIDE_SPREAD,
+    distinct, host_wait_line, lock_width, rep_counts, sig, throughput_unit, WIDE_SPREAD,
 };
 use crate::results::{median, Point, RunMeta};
+use crate::studies::kernel::Elision;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -107,6 +107,21 @@ fn per_request(p: &Point) -> (f64, f64) {
     let sys: u64 = ms.iter().map(|m| m.syscalls).sum();
     let irq: u64 = ms.iter().map(|m| m.interrupts).sum();
     (sys as f64 / req as f64, irq as f64 / req as f64)
+}
+
+/// Elision outcomes summed over repetitions (and points).
+fn elision<'a>(points: impl IntoIterator<Item = &'a Point>) -> Elision {
+    points
+        .into_iter()
+        .flat_map(metrics)
+        .map(|m| Elision {
+            elided: m.elided,
+            fallbacks: m.fallbacks,
+            aborts: m.aborts,
+            skipped: m.skipped,
+            causes: m.abort_causes,
+        })
+        .fold(Elision::default(), Elision::plus)
 }
 
 fn param<'a>(p: &'a Point, k: &str) -> &'a str {
@@ -257,15 +272,9 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
         "  operations completed: {} reads, {} updates, {} scans, {} inserts, {} read-modify-writes",
         all_ops[0], all_ops[1], all_ops[2], all_ops[3], all_ops[4]
     );
-    if let Some(worst) = points
-        .iter()
-        .filter(|p| host_wait(p).is_finite())
-        .max_by(|a, b| host_wait(a).total_cmp(&host_wait(b)))
-    {
-        let at = format!("{} at {} cores", worst.lock, worst.threads);
-        if let Some(line) = host_wait_note(host_wait(worst), &at) {
-            let _ = writeln!(out, "{line}");
-        }
+    let at = |p: &Point| format!("{} at {} cores", p.lock, p.threads);
+    if let Some(line) = host_wait_line(points, host_wait, at) {
+        let _ = writeln!(out, "{line}");
     }
     if variants.contains(&super::NONE) {
         let _ = writeln!(
@@ -274,35 +283,9 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
         );
     }
     for v in variants.iter().filter(|v| v.starts_with("elide")) {
-        let (mut e, mut f, mut a, mut s, mut c) = (0, 0, 0, 0, [0u64; 5]);
-        for m in points
-            .iter()
-            .filter(|p| p.lock == *v)
-            .flat_map(|p| metrics(p))
-        {
-            (e, f, a, s) = (e + m.elided, f + m.fallbacks, a + m.aborts, s + m.skipped);
-            c = std::array::from_fn(|i| c[i] + m.abort_causes[i]);
-        }
-        let path = if e == 0 {
-            " — it ran the fall-back path only"
-        } else {
-            ""
-        };
-        let skipped = if v.starts_with("elide-adaptive") {
-            format!(" ({s} without attempting)")
-        } else {
-            String::new()
-        };
-        let causes = if a == 0 {
-            String::new()
-        } else {
-            abort_causes_text(a, c).map_or_else(String::new, |c| format!(" ({c})"))
-        };
-        let _ = writeln!(
-            out,
-            "  {v}: {e} kernel entries ran as transactions, {f} on the fall-back lock{skipped},\n    \
-             {a} aborts{causes}{path}"
-        );
+        let m = elision(points.iter().copied().filter(|p| p.lock == *v));
+        let (entries, aborts) = m.words(v.starts_with("elide-adaptive"));
+        let _ = writeln!(out, "  {v}: {entries},\n    {aborts}");
     }
 }
 
@@ -310,9 +293,7 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
 pub fn point_json(p: &Point) -> Value {
     let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
     let o = ops(p);
-    let ms = metrics(p);
-    let sum = |f: fn(&KvMetrics) -> u64| ms.iter().map(f).sum::<u64>();
-    let cause = |i: usize| ms.iter().map(|m| m.abort_causes[i]).sum::<u64>();
+    let m = elision([p]);
     let (sys, irq) = per_request(p);
     json!({
         "cores": p.threads,
@@ -332,16 +313,10 @@ pub fn point_json(p: &Point) -> Value {
         "interrupts_per_request": num(irq),
         "host_wait": num(host_wait(p)),
         "core_cycles_per_entry": cycles_per_entry(p).into_iter().map(num).collect::<Vec<_>>(),
-        "elided": sum(|m| m.elided),
-        "fallbacks": sum(|m| m.fallbacks),
-        "aborts": sum(|m| m.aborts),
-        "skipped": sum(|m| m.skipped),
-        "abort_causes": {
-            "conflict": cause(0),
-            "capacity": cause(1),
-            "lock_busy": cause(2),
-            "retry_clear": cause(3),
-            "other": cause(4),
-        },
+        "elided": m.elided,
+        "fallbacks": m.fallbacks,
+        "aborts": m.aborts,
+        "skipped": m.skipped,
+        "abort_causes": m.causes_json(),
     })
 }

@@ -18,9 +18,8 @@
 use crate::error::Result;
 use crate::results::{Rep, StudyMetrics};
 use crate::studies::kernel::{
-    parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
+    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
-use locklab_kernel::check::{check_kernel, check_programs};
 use locklab_kernel::kv::{KeyDist, KvParams, KvSystem, OpCounts, Workload};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel};
@@ -97,14 +96,7 @@ pub fn run_rep<C: Variant>(cfg: &KvConfig, pt: &KvPoint) -> std::result::Result<
         (per_client, sh.irq.taken())
     };
     let (w, run) = windowed(&k, &kv.sys, cfg.secs, cfg.pin, sample)?;
-    let v = check_kernel(&k);
-    if !v.is_empty() {
-        return Err(format!("{}: kernel invariants broken: {v}", k.variant()));
-    }
-    let v = check_programs(&k, &run);
-    if !v.is_empty() {
-        return Err(format!("{}: key-value system wrong: {v}", k.variant()));
-    }
+    check_run(&k, &run, "key-value system")?;
     Ok(rep_of(&w))
 }
 
@@ -122,32 +114,11 @@ fn rep_of(w: &Windowed<(Vec<OpCounts>, u64)>) -> Rep {
         .copied()
         .fold(CoreStats::default(), CoreStats::plus);
     let wall_s = w.wall_s;
-    let requests = counts.requests;
-    let throughput = requests as f64 / wall_s;
     let mean_util = mean(&w.utilisation);
     let thread_ops: Vec<u64> = per_client.iter().map(|c| c.requests).collect();
     let interrupts = q1.saturating_sub(*q0);
-    let mut rep = Rep {
-        rep: 0,
-        wall_s,
-        cpu_s: w.span.cpu_total_s(),
-        total_ops: requests,
-        throughput_ops_s: throughput,
-        ns_per_op: if requests == 0 {
-            f64::INFINITY
-        } else {
-            wall_s * 1e9 / requests as f64
-        },
-        jain: crate::results::jain(&thread_ops),
-        thread_ops,
-        p50_ns: 0,
-        p99_ns: 0,
-        p999_ns: 0,
-        max_ns: 0,
-        censored: 0,
-        censored_ns: 0,
-        metrics: Default::default(),
-    };
+    let mut rep = Rep::counted(wall_s, w.span.cpu_total_s(), thread_ops);
+    let throughput = rep.throughput_ops_s;
     rep.set_metrics(&KvMetrics {
         ticks: w.ticks,
         utilisation: w.utilisation.clone(),

@@ -1,19 +1,16 @@
 //! The verdict of `bench kv`: at the most cores measured, each kernel
 //! variant's Xput and its throughput against the best variant's (paired
 //! over the repetitions), and the core count from which each big-lock
-//! variant stops keeping up with the best (under [`KEEPS_UP`] of its
+//! variant stops keeping up with the best (under [`KEEPS_UP`](crate::studies::kernel::KEEPS_UP) of its
 //! throughput; seed 002 §5.2.2: "the BKL keeps up until 5 cores").
 
 use super::report::xput;
 use crate::report::distinct;
 use crate::results::Point;
 use crate::stats::{paired_ratio, sig3};
+use crate::studies::kernel::keeps_up;
 use crate::verdict::{Line, Section};
 use serde_json::json;
-
-/// A variant keeps up with the best while its throughput is at least this
-/// fraction of the best's.
-pub const KEEPS_UP: f64 = 0.9;
 
 fn tput(p: &Point) -> Vec<f64> {
     p.reps.iter().map(|r| r.throughput_ops_s).collect()
@@ -75,26 +72,12 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
                 let (p, b) = (find(v, c)?, best_at(points, c)?);
                 Some(paired_ratio(&tput(b), &tput(p)).ratio)
             };
-            let falls = cores
-                .iter()
-                .copied()
-                .find(|&c| ratio_at(c).is_some_and(|r| r < KEEPS_UP));
-            let measured: Vec<String> = cores
-                .iter()
-                .filter_map(|&c| Some(format!("{} at {c}", sig3(ratio_at(c)?))))
-                .collect();
+            let (falls, answer, evidence) = keeps_up(&cores, ratio_at, "the best variant's");
             lines.push(Line {
                 group: "big lock vs the best".into(),
                 question: v.to_string(),
-                answer: match falls {
-                    Some(c) => format!("falls behind at {c} cores"),
-                    None => format!("keeps up to {top} cores"),
-                },
-                evidence: format!(
-                    "keeping up: at least {:.0} % of the best variant's throughput; measured {}",
-                    KEEPS_UP * 100.0,
-                    measured.join(", ")
-                ),
+                answer,
+                evidence,
                 json: json!({"variant": v, "falls_behind_at_cores": falls}),
             });
         }

@@ -13,7 +13,8 @@ use super::report::{experiment, row_stat, RowStat};
 use super::runner::{SimMetrics, BENCH};
 use crate::error::{LabError, Result};
 use crate::plot::{
-    draw_legend, draw_titles, machine_line, tick, Area, DrawResult, Series, FONT, PALETTE, SIZE,
+    chart_builder, draw_legend, machine_line, tick, write_svg, Area, DrawResult, Series, FONT,
+    PALETTE, SIZE,
 };
 use crate::report::distinct;
 use crate::results::{Point, RunMeta};
@@ -41,9 +42,7 @@ macro_rules! mesh {
 
 /// Writes the chart of the run's first sim experiment to `out`.
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
-    let run = meta
-        .id
-        .map_or_else(|| "(unsaved)".to_string(), |id| id.to_string());
+    let run = meta.id_text();
     let sims: Vec<&Point> = points
         .iter()
         .filter(|p| {
@@ -100,27 +99,18 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         machine_line(meta),
     ];
     let size = (SIZE.0 + if latency { 300 } else { 0 }, SIZE.1);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        let drawn = (|| -> DrawResult<()> {
-            root.fill(&WHITE)?;
-            let body = draw_titles(&root, &titles)?;
-            if grouped {
-                scalability(&body, &rows, log_y)?;
-            } else if latency {
-                let (left, right) = body.split_horizontally(size.0 * 3 / 5);
-                bars(&left, &rows, log_y)?;
-                responses(&right, &rows)?;
-            } else {
-                bars(&body, &rows, log_y)?;
-            }
-            root.present()
-        })();
-        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
-    }
-    std::fs::write(out, svg)
-        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+    write_svg(out, &run, size, &titles, |body| {
+        if grouped {
+            scalability(body, &rows, log_y)?;
+        } else if latency {
+            let (left, right) = body.split_horizontally(size.0 * 3 / 5);
+            bars(&left, &rows, log_y)?;
+            responses(&right, &rows)?;
+        } else {
+            bars(body, &rows, log_y)?;
+        }
+        Ok(())
+    })
 }
 
 /// The y range of normalized throughputs: from 0 (or below the lowest on a
@@ -242,14 +232,8 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
             ))?;
         }};
     }
-    let mut builder = ChartBuilder::on(area);
-    builder
-        .margin_left(10)
-        .margin_right(20)
-        .margin_top(24)
-        .margin_bottom(10)
-        .x_label_area_size(50)
-        .y_label_area_size(80);
+    let mut builder = chart_builder(area);
+    builder.margin_top(24);
     if log_y {
         body!(builder.build_cartesian_2d(x, (y_lo..y_hi).log_scale())?);
     } else {
@@ -268,12 +252,8 @@ fn responses(area: &Area<'_>, rows: &[RowStat]) -> DrawResult<()> {
         .fold(0.0f64, f64::max);
     let y_hi = if hi > 0.0 { hi * 1.12 } else { 1.0 };
     let (x, name) = policy_axis(rows);
-    let mut chart = ChartBuilder::on(area)
-        .margin_left(10)
-        .margin_right(20)
+    let mut chart = chart_builder(area)
         .margin_top(24)
-        .margin_bottom(10)
-        .x_label_area_size(50)
         .y_label_area_size(70)
         .caption("request VM's response time", (FONT, 17))
         .build_cartesian_2d(x, 0.0..y_hi)?;
@@ -395,13 +375,7 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
             }
         }};
     }
-    let mut builder = ChartBuilder::on(&chart_area);
-    builder
-        .margin_left(10)
-        .margin_right(20)
-        .margin_bottom(10)
-        .x_label_area_size(50)
-        .y_label_area_size(80);
+    let mut builder = chart_builder(&chart_area);
     if log_y {
         body!(builder.build_cartesian_2d(x, (y_lo..y_hi).log_scale())?);
     } else {
