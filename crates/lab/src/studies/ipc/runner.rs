@@ -20,7 +20,7 @@ use crate::clock::ns_to_ticks;
 use crate::error::Result;
 use crate::results::{Rep, StudyMetrics};
 use crate::studies::kernel::{
-    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant,
+    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
@@ -110,13 +110,23 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
     };
     let k = Arc::new(Kernel::boot(C::make(), &sys, kcfg).map_err(|e| e.0)?);
     let (w, run) = windowed(&k, &sys, cfg.secs, cfg.pin, || ())?;
-    let (span, per_core) = (w.span, w.per_core);
     check_run(&k, &run, "IPC results")?;
+    Ok(rep_of(&w, pt.cores))
+}
+
+/// A repetition from a window of the ping-pong system on `cores` cores.
+/// The kernel's counters were read at the controller's two sets of reads,
+/// so every rate divides by the interval between them (`w.wall_s`, as
+/// `bench kv` does), not by the window's published instants: a controller
+/// that reads late, preempted on a busy host, would otherwise count more
+/// IPCs than the time it divides by.
+fn rep_of(w: &Windowed<()>, cores: u32) -> Rep {
+    let (span, per_core) = (&w.span, &w.per_core);
     let total = per_core
         .iter()
         .copied()
         .fold(CoreStats::default(), CoreStats::plus);
-    let wall_s = span.wall_s;
+    let wall_s = w.wall_s;
     let thread_ops: Vec<u64> = per_core.iter().map(|c| c.syscalls).collect();
     let ipcs = total.syscalls;
     let mut rep = Rep {
@@ -124,12 +134,12 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
         ns_per_op: if ipcs == 0 {
             f64::INFINITY
         } else {
-            wall_s * 1e9 * f64::from(pt.cores) / ipcs as f64
+            wall_s * 1e9 * f64::from(cores) / ipcs as f64
         },
         ..Rep::counted(wall_s, span.cpu_total_s(), thread_ops)
     };
     rep.set_metrics(&IpcMetrics {
-        ticks: span.close - span.open,
+        ticks: w.ticks,
         transfers: total.transfers,
         switches: total.switches,
         holds: total.holds,
@@ -147,7 +157,7 @@ pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Resul
         skipped: total.skipped,
         host_wait: span.waited_frac(),
     });
-    Ok(rep)
+    rep
 }
 
 /// TSC cycles per one-way IPC on one core, from a repetition.
@@ -190,7 +200,8 @@ pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
 /// `Rep::ns_per_op` is the time one core spends per one-way IPC.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IpcMetrics {
-    /// Time-stamp ticks (TSC cycles) the window lasted.
+    /// Time-stamp ticks (TSC cycles) the counts cover: from the
+    /// controller's reads at the window's opening to those at its closing.
     pub ticks: u64,
     /// Messages moved (replies included).
     pub transfers: u64,
@@ -240,4 +251,55 @@ pub struct IpcMetrics {
 
 impl StudyMetrics for IpcMetrics {
     const KEY: &'static str = "ipc";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{ns_to_ticks, ticks_to_s};
+    use crate::measure::Span;
+
+    /// The counters were read 50 ms after the window closed (a controller
+    /// preempted on a busy host): the rate divides the IPCs by the interval
+    /// the reads cover, 150 ms, not by the window's 100 ms. A harness that
+    /// divides by the window's instants reports 1.5 times the rate.
+    #[test]
+    fn a_late_read_divides_by_the_interval_the_counts_cover() {
+        let window = ns_to_ticks(100_000_000);
+        let covered = ns_to_ticks(150_000_000);
+        let span = Span {
+            open: 1_000,
+            close: 1_000 + window,
+            wall_s: ticks_to_s(window),
+            cpu_s: vec![0.1, 0.1],
+            waited_s: vec![0.0, 0.0],
+            interrupted: false,
+        };
+        let core = |syscalls| CoreStats {
+            syscalls,
+            ..CoreStats::default()
+        };
+        let w = Windowed {
+            span,
+            ticks: covered,
+            wall_s: ticks_to_s(covered),
+            utilisation: vec![1.0, 1.0],
+            per_core: vec![core(90_000), core(60_000)],
+            samples: ((), ()),
+        };
+        let r = rep_of(&w, 2);
+        let want = 150_000.0 / ticks_to_s(covered);
+        assert!(
+            (r.throughput_ops_s / want - 1.0).abs() < 1e-9,
+            "{} IPC/s, want {want}",
+            r.throughput_ops_s
+        );
+        // Each core's time per IPC: 2 cores × 150 ms / 150 000 IPCs.
+        let ns = 2.0 * ticks_to_s(covered) * 1e9 / 150_000.0;
+        assert!((r.ns_per_op / ns - 1.0).abs() < 1e-9, "{} ns", r.ns_per_op);
+        let cycles = cycles_per_ipc(&r, 2);
+        let want_cycles = covered as f64 * 2.0 / 150_000.0;
+        assert!((cycles / want_cycles - 1.0).abs() < 1e-9, "{cycles} cycles");
+        assert_eq!(r.thread_ops, vec![90_000, 60_000]);
+    }
 }
