@@ -8,9 +8,10 @@ use locklab_kernel::kv::{KeyDist, Workload};
 #[derive(Debug, Args)]
 pub struct KvArgs {
     /// Kernel variants, as for `bench ipc`: `all`, or comma-separated names:
-    /// none, bkl, fine, elide; bkl and elide take a mutex of the library in
-    /// parentheses, e.g. bkl(ticket) (default clh). Default: none, bkl,
-    /// fine, and elide where the CPU has RTM. `none` runs at one core only.
+    /// none, bkl, fine, elide, elide-adaptive; bkl and the elide variants
+    /// take a mutex of the library in parentheses, e.g. bkl(ticket)
+    /// (default clh). Default: none, bkl, fine, and elide and
+    /// elide-adaptive where the CPU has RTM. `none` runs at one core only.
     #[arg(long)]
     pub variants: Option<String>,
     /// Emulated core counts, like 1,2,4 or 1-4: core 0 runs the network
