@@ -39,7 +39,7 @@ pub use block::park::{SpinParkMutex, SpinYieldMutex};
 pub use block::rwsem::RawRwSem;
 #[cfg(not(loom))]
 pub use block::rwsem::RwSem;
-pub use elide::{rtm_available, AdaptiveElided, Elided, Rtm};
+pub use elide::{rtm_available, rtm_setting, AdaptiveElided, Elided, Rtm, RTM_VAR};
 #[cfg(not(loom))]
 pub use elide::{AdaptiveElidedMutex, ElidedMutex};
 pub use info::{Described, Family, LockInfo};

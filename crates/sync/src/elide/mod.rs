@@ -125,4 +125,4 @@ pub use htm::Htm;
 pub use policy::{Fixed, Next, Policy};
 #[cfg(not(loom))]
 pub use raw::{lock_mutex_with_outcome, AdaptiveElidedMutex, ElidedMutex};
-pub use rtm::{rtm_available, Rtm};
+pub use rtm::{rtm_available, rtm_setting, Rtm, RTM_VAR};

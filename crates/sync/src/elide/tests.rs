@@ -4,7 +4,7 @@
 //! has them, abort decoding and the lock's metadata.
 
 use super::abort::{STATUS_CAPACITY, STATUS_CONFLICT, STATUS_RETRY};
-use super::rtm::rtm_in_leaf_7;
+use super::rtm::{parse_rtm_setting, rtm_in_leaf_7};
 use super::*;
 use crate::info::Described;
 use crate::util::testing::{hammer, until, Watchdog, HANG};
@@ -511,6 +511,8 @@ fn short_sections_keep_a_pair_equal_and_a_count_exact() {
 #[test]
 fn rtm_does_nothing_where_the_cpu_lacks_it() {
     if rtm_available() {
+        // `rtm_off_child` checks the same with RTM switched off.
+        eprintln!("note: skipped: this CPU has RTM; LOCKLAB_RTM=off runs this test");
         return;
     }
     assert!(!Rtm.available());
@@ -571,6 +573,65 @@ fn rtm_instructions_when_the_cpu_has_them() {
         unsafe { l.release(g) };
     }
     eprintln!("RTM: {transactions} of 1000 uncontended sections ran as transactions");
+}
+
+#[test]
+fn locklab_rtm_reads_off_and_auto_and_nothing_else() {
+    use std::ffi::OsStr;
+    assert_eq!(parse_rtm_setting(None), Ok(false));
+    assert_eq!(parse_rtm_setting(Some(OsStr::new("off"))), Ok(true));
+    assert_eq!(parse_rtm_setting(Some(OsStr::new(" off "))), Ok(true));
+    assert_eq!(parse_rtm_setting(Some(OsStr::new("auto"))), Ok(false));
+    assert_eq!(parse_rtm_setting(Some(OsStr::new(""))), Ok(false));
+    for bad in ["on", "OFF", "0", "no"] {
+        assert_eq!(
+            parse_rtm_setting(Some(OsStr::new(bad))),
+            Err(bad.to_string())
+        );
+    }
+}
+
+/// Run by [`locklab_rtm_off_hides_the_cpus_rtm`] in a process of its own
+/// (the answer is cached per process): with `LOCKLAB_RTM=off` nothing is
+/// elided, whatever the CPU.
+#[test]
+fn rtm_off_child() {
+    if std::env::var_os("LOCKLAB_RTM_CHILD").is_none() {
+        return;
+    }
+    assert!(!rtm_available());
+    assert!(!Rtm.available());
+    assert_eq!(Rtm.begin(), Err(NO_REASON));
+    let m = ElidedMutex::<RawTicket, u32>::new(1);
+    let (g, o) = lock_mutex_with_outcome(&m);
+    assert_eq!((*g, o), (1, outcome(Path::Unavailable, &[])));
+    println!("rtm-off-child-ran");
+}
+
+#[cfg(not(miri))]
+#[test]
+fn locklab_rtm_off_hides_the_cpus_rtm() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "elide::tests::rtm_off_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LOCKLAB_RTM_CHILD", "1")
+        .env(RTM_VAR, "off")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("rtm-off-child-ran"),
+        "the child ran no test: {text}"
+    );
 }
 
 #[test]

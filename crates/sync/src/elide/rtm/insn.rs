@@ -51,13 +51,14 @@ fn detect() -> bool {
     // SAFETY: every x86_64 CPU has `cpuid`; leaf 7 is read only if leaf
     // 0 says it exists.
     #[allow(unused_unsafe)]
-    let yes = unsafe {
+    let cpu = unsafe {
         let (max_leaf, _) = __get_cpuid_max(0);
         max_leaf >= 7 && {
             let r = __cpuid_count(7, 0);
             super::rtm_in_leaf_7(r.ebx, r.edx)
         }
     };
+    let yes = cpu && !super::switched_off();
     RTM.store(if yes { PRESENT } else { ABSENT }, Ordering::Relaxed);
     yes
 }

@@ -18,10 +18,48 @@ pub struct Rtm;
 
 /// Whether this CPU runs RTM transactions: CPUID leaf 7, sub-leaf 0, EBX
 /// bit 11 (RTM), and not EDX bit 11 (`RTM_ALWAYS_ABORT`: microcode that
-/// makes every `xbegin` abort, where Linux does not hide RTM). Read once
-/// and cached. Always false off x86_64 and under `--cfg loom`.
+/// makes every `xbegin` abort, where Linux does not hide RTM), unless the
+/// environment switches it off ([`RTM_VAR`]`=off`). Read once and cached.
+/// Always false off x86_64 and under `--cfg loom`.
 pub fn rtm_available() -> bool {
     insn::available()
+}
+
+/// The environment variable that can switch RTM off for a process:
+/// `LOCKLAB_RTM=off` makes [`rtm_available`] false on a CPU that has it,
+/// so every elided lock takes its fall-back path and every caller that
+/// decides from the CPU decides as on a CPU without RTM. This is how a
+/// test suite runs the no-RTM paths on an Intel machine with RTM (the way
+/// glibc's tunable `glibc.cpu.x86_rtm` or its hwcaps mask lets a user turn
+/// elision off). `auto` (or unset, or empty) reads the CPU. It cannot
+/// switch RTM *on* where the CPU lacks it: the instructions would fault.
+/// Read once, on the first call of [`rtm_available`]; a later change of
+/// the variable does not count.
+pub const RTM_VAR: &str = "LOCKLAB_RTM";
+
+/// What [`RTM_VAR`] may hold: `Ok(true)` to switch RTM off, `Ok(false)` to
+/// read the CPU, `Err` with the value for anything else (which
+/// [`rtm_available`] treats as `auto`; a program can refuse it with this).
+pub fn rtm_setting() -> Result<bool, String> {
+    parse_rtm_setting(std::env::var_os(RTM_VAR).as_deref())
+}
+
+/// [`rtm_setting`] of a value of [`RTM_VAR`] (`None`: unset).
+pub(super) fn parse_rtm_setting(v: Option<&std::ffi::OsStr>) -> Result<bool, String> {
+    match v {
+        None => Ok(false),
+        Some(v) => match v.to_str().map(str::trim) {
+            Some("off") => Ok(true),
+            Some("auto") | Some("") => Ok(false),
+            _ => Err(v.to_string_lossy().into_owned()),
+        },
+    }
+}
+
+/// Whether [`RTM_VAR`] switches RTM off.
+#[cfg_attr(not(all(target_arch = "x86_64", not(loom))), allow(dead_code))]
+fn switched_off() -> bool {
+    rtm_setting().unwrap_or(false)
 }
 
 // SAFETY: RTM is the hardware these promises describe (Intel SDM vol. 1,
