@@ -64,9 +64,19 @@ fn main() -> ExitCode {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    // Notes wait until the command is under way: a refusal is one line.
+    locklab_lab::out::hold_notes();
     match locklab_lab::commands::run(cli, &argv) {
-        Ok(code) => ExitCode::from(code as u8),
+        Ok(code) => {
+            locklab_lab::out::release_notes();
+            ExitCode::from(code as u8)
+        }
         Err(e) => {
+            if e.code == locklab_lab::error::EXIT_INPUT {
+                locklab_lab::out::drop_held_notes();
+            } else {
+                locklab_lab::out::release_notes();
+            }
             locklab_lab::out::note(&format!(
                 "locklab: {}",
                 locklab_lab::error::one_line(&e.msg)

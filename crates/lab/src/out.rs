@@ -54,9 +54,50 @@ pub fn closed() -> bool {
     CLOSED.load(Ordering::Relaxed)
 }
 
-/// Writes one line to stderr; a failure to write is ignored (there is
-/// nowhere left to say it).
+/// Notes held back while a command's input may still be refused
+/// ([`hold_notes`]): `None` when notes go straight out.
+static HELD: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+fn held() -> std::sync::MutexGuard<'static, Option<Vec<String>>> {
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Holds notes back from here on: a command whose input is refused after
+/// a note was decided (a note about the CPU, then a `--db` that cannot be
+/// opened) prints the refusal's one line and nothing else. The binary
+/// holds them until the command is under way ([`release_notes`]: a run's
+/// store is open and its record begun) or has ended; a refusal drops them
+/// ([`drop_held_notes`]).
+pub fn hold_notes() {
+    *held() = Some(Vec::new());
+}
+
+/// Prints the notes held back, in order, and lets later ones straight out.
+pub fn release_notes() {
+    let lines = held().take();
+    for line in lines.into_iter().flatten() {
+        write_note(&line);
+    }
+}
+
+/// Forgets the notes held back (the command was refused) and lets later
+/// ones straight out.
+pub fn drop_held_notes() {
+    held().take();
+}
+
+/// Writes one line to stderr, or holds it back ([`hold_notes`]); a failure
+/// to write is ignored (there is nowhere left to say it).
 pub fn note(line: &str) {
+    if let Some(lines) = held().as_mut() {
+        lines.push(line.to_string());
+        return;
+    }
+    write_note(line);
+}
+
+fn write_note(line: &str) {
     let mut err = io::stderr().lock();
     let _ = writeln!(err, "{line}");
 }

@@ -76,6 +76,9 @@ pub fn stored_run_as(
         complete: false,
     };
     let id = store.begin_run(&meta)?;
+    // Under way: the notes held back while the input could still be
+    // refused go out now, before the measurement's progress.
+    crate::out::release_notes();
     let mut stored = 0usize;
     let complete = {
         let mut sink = |p: Point| -> Result<()> {

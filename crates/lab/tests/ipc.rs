@@ -194,7 +194,10 @@ fn bench_ipc_measures_checks_and_stores_every_mode() {
 fn elide_without_rtm_runs_its_fall_back_path_only_when_allowed_and_says_so() {
     let (_d, db) = tmp();
     if locklab_rtm() {
-        return; // This machine elides for real; the refusal does not apply.
+        // This machine elides for real; the refusal does not apply
+        // (`.ci/run` runs this test again with LOCKLAB_RTM=off).
+        eprintln!("note: skipped: this CPU has RTM; LOCKLAB_RTM=off runs this test");
+        return;
     }
     let args = [
         "bench",
@@ -258,7 +261,8 @@ fn count(x: &serde_json::Value, k: &str) -> u64 {
         .unwrap_or_else(|| panic!("{k} not a count in {x}"))
 }
 
-/// Whether this CPU has RTM, as the lab sees it.
+/// Whether this CPU has RTM, as the lab sees it: the test process and the
+/// lab it starts read the same CPU and the same `LOCKLAB_RTM`.
 fn locklab_rtm() -> bool {
     locklab_kernel::cc::rtm_available()
 }
@@ -266,7 +270,9 @@ fn locklab_rtm() -> bool {
 #[test]
 fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
     if !locklab_rtm() {
-        return; // Refused without RTM: see the tests above.
+        // Refused without RTM: see the tests above.
+        eprintln!("note: skipped: this CPU has no RTM (or LOCKLAB_RTM=off), so nothing is elided");
+        return;
     }
     let (_d, db) = tmp();
     let o = elide_run(&db, "elide(ticket)");
@@ -333,7 +339,9 @@ fn elide_with_rtm_runs_transactions_and_counts_every_entry() {
 #[test]
 fn both_elide_variants_tally_aborts_by_cause_and_adaptive_skips() {
     if !locklab_rtm() {
-        return; // Refused without RTM: see the tests above.
+        // Refused without RTM: see the tests above.
+        eprintln!("note: skipped: this CPU has no RTM (or LOCKLAB_RTM=off), so nothing is elided");
+        return;
     }
     let (_d, db) = tmp();
     let variants = ["elide(ticket)", "elide-adaptive(ticket)"];
@@ -616,4 +624,88 @@ fn model_fit_of_a_stored_run_says_what_is_missing() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("in TSC cycles"));
+}
+
+/// Runs `locklab --db DB ARGS` with `LOCKLAB_RTM` set to `rtm`.
+fn locklab_rtm_as(rtm: &str, db: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .env("LOCKLAB_RTM", rtm)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("running locklab")
+}
+
+#[test]
+fn a_refusal_is_one_line_whatever_the_cpu_decided_first() {
+    // On a CPU without RTM (and with LOCKLAB_RTM=off on one with it) the
+    // kernel studies leave elision out with a note; a refusal decided
+    // after that must still be its one line, on any CPU.
+    let (d, db) = tmp();
+    let no_dir = d.path().join("no/such/dir/t.db");
+    for rtm in ["off", "auto"] {
+        for (db, args, needle) in [
+            (
+                &db,
+                &[
+                    "bench",
+                    "ipc",
+                    "--variants",
+                    "none,fine",
+                    "--allow-fallback",
+                ][..],
+                "--allow-fallback is for the elide variants",
+            ),
+            (
+                &no_dir,
+                &[
+                    "bench", "kv", "--cores", "1", "--secs", "0.05", "--reps", "1",
+                ][..],
+                "no/such/dir",
+            ),
+            (
+                &no_dir,
+                &[
+                    "bench", "ipc", "--modes", "single", "--secs", "0.05", "--reps", "1",
+                ][..],
+                "no/such/dir",
+            ),
+        ] {
+            let o = locklab_rtm_as(rtm, db, args);
+            let err = stderr(&o);
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "LOCKLAB_RTM={rtm} {args:?}: {err}"
+            );
+            assert_eq!(
+                err.trim_end().lines().count(),
+                1,
+                "LOCKLAB_RTM={rtm} {args:?}: not one line: {err}"
+            );
+            assert!(err.contains(needle), "{needle:?} not in: {err}");
+        }
+    }
+    assert!(!db.exists(), "a refused command made the database");
+}
+
+#[test]
+fn locklab_rtm_off_leaves_elision_out_and_another_value_is_refused() {
+    let (_d, db) = tmp();
+    let o = locklab_rtm_as("sometimes", &db, &["bench", "ipc", "--variants", "elide"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("LOCKLAB_RTM=sometimes") && err.contains("off"),
+        "{err}"
+    );
+    // Switched off, elision is refused as on a CPU without RTM, whatever
+    // this CPU has.
+    let o = locklab_rtm_as("off", &db, &["bench", "ipc", "--variants", "elide"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no RTM"), "{err}");
+    assert!(!db.exists(), "a refused command made the database");
 }

@@ -42,15 +42,25 @@ pub fn cores_or_default(cores: Option<&CoreList>) -> Vec<u32> {
 
 /// Checks the variants against this CPU: without RTM, an elision variant
 /// named in `--variants` is refused unless `allow_fallback` asks for its
-/// fall-back path, and the default list (`explicit` false) leaves them out
-/// with a note.
+/// fall-back path, and the default list (`explicit` false) leaves them
+/// out. Prints nothing: `Ok(true)` says they were left out, which
+/// [`notes`] says once every other check has passed (a refused command
+/// prints its one line and nothing else). `LOCKLAB_RTM=off` makes a CPU
+/// with RTM count as one without ([`locklab::RTM_VAR`]); another value is
+/// refused.
 pub fn check_rtm<F>(
     variants: &mut Vec<KernelVariant<F>>,
     explicit: bool,
     allow_fallback: bool,
-) -> Result<()> {
+) -> Result<bool> {
+    if let Err(v) = locklab::rtm_setting() {
+        return Err(LabError::input(format!(
+            "{}={v}: allowed off (run as on a CPU without RTM) or auto (read the CPU)",
+            locklab::RTM_VAR
+        )));
+    }
     if locklab_kernel::cc::rtm_available() || allow_fallback {
-        return Ok(());
+        return Ok(false);
     }
     if explicit {
         if let Some(v) = variants.iter().find(|v| v.elides) {
@@ -61,13 +71,12 @@ pub fn check_rtm<F>(
                 v.name
             )));
         }
+        Ok(false)
     } else {
+        let before = variants.len();
         variants.retain(|v| !v.elides);
-        noteln!(
-            "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
-        );
+        Ok(variants.len() < before)
     }
-    Ok(())
 }
 
 /// Refuses `--allow-fallback` when `--variants` (`explicit`) names no
@@ -85,10 +94,21 @@ pub fn check_fallback_used<F>(
     Ok(())
 }
 
-/// The notes before a run: emulated cores beyond this machine's CPUs
-/// (`oversubscribed`: whether those points are measured at all), and
-/// elision variants on a CPU without RTM.
-pub fn notes<F>(variants: &[KernelVariant<F>], cores: &[u32], oversubscribed: bool) {
+/// The notes before a run, once every check has passed: elision
+/// variants left out (`elide_left_out`, from [`check_rtm`]), emulated
+/// cores beyond this machine's CPUs (`oversubscribed`: whether those
+/// points are measured at all), and elision variants on a CPU without RTM.
+pub fn notes<F>(
+    variants: &[KernelVariant<F>],
+    cores: &[u32],
+    oversubscribed: bool,
+    elide_left_out: bool,
+) {
+    if elide_left_out {
+        noteln!(
+            "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
+        );
+    }
     let ncpu = crate::machine::cpus() as u32;
     let over: Vec<u32> = cores.iter().copied().filter(|&c| c > ncpu).collect();
     if !over.is_empty() && oversubscribed {

@@ -138,7 +138,7 @@ pub fn run(
 pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
     let explicit = a.variants.is_some();
     let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
-    crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
+    let left_out = crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
     let rtm = locklab_kernel::cc::rtm_available();
     ipc_options_used(a, &variants)?;
     let cores = cores_or_default(a.cores.as_ref());
@@ -165,7 +165,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
         ));
     }
     let oversubscribed = plan.modes.iter().any(|m| *m != runner::Mode::Single);
-    notes(&plan.variants, &plan.cores, oversubscribed);
+    notes(&plan.variants, &plan.cores, oversubscribed, left_out);
     let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
     let modes: Vec<&str> = plan.modes.iter().map(|m| m.name()).collect();
     let params = json!({

@@ -96,7 +96,7 @@ pub fn run(
 pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
     let explicit = a.variants.is_some();
     let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
-    crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
+    let left_out = crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
     check_fallback_used(&variants, explicit, a.allow_fallback)?;
     let rtm = locklab_kernel::cc::rtm_available();
     let cores = cores_or_default(a.cores.as_ref());
@@ -124,7 +124,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
             "note: none runs at 1 core only: beyond, the driver on core 0 signals servers on other cores"
         );
     }
-    notes(&plan.variants, &plan.cores, true);
+    notes(&plan.variants, &plan.cores, true, left_out);
     let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
     let params = json!({
         "variants": names, "cores": plan.cores, "reps": plan.reps, "kv": plan.cfg, "rtm": rtm,
