@@ -38,6 +38,7 @@
 
 pub mod cond;
 pub mod config;
+pub mod mark;
 pub mod mutex;
 pub mod ops;
 pub mod profile;
@@ -48,11 +49,13 @@ pub mod spin;
 
 /// Run as the library is loaded: the configuration is read (a bad value
 /// ends the program before it starts), the profile turned on if asked
-/// ([`profile`]), and a forked child forgets its parent's thread id and
+/// ([`profile`]), the load marked for `locklab run` if asked ([`mark`]),
+/// and a forked child forgets its parent's thread id and
 /// counts.
 extern "C" fn at_load() {
     config::at_load();
     profile::at_load();
+    mark::at_load();
     config::set_fast(profile::on());
     // SAFETY: registers a handler that clears thread-local cells and, when
     // profiling, replaces the table with a fresh mapping.

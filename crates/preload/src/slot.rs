@@ -88,6 +88,8 @@ unsafe fn set_up(
                     };
                 }
                 st.store(READY, Ordering::Release);
+                // A lock of locklab's took effect (see `mark`).
+                crate::mark::used();
                 return;
             }
             Err(READY) => return,

@@ -6,8 +6,12 @@
 pub mod launch;
 
 use crate::error::{LabError, Result};
+use crate::noteln;
+use launch::{Exit, Outcome};
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The baseline's name: the C library's own locks.
 pub const BASELINE: &str = "pthread";
@@ -17,8 +21,15 @@ pub const BASELINE: &str = "pthread";
 /// interposer itself costs.
 pub const PASSTHROUGH: &str = "preload(pthread)";
 
-/// What the interposer reads.
-pub const VARS: [&str; 3] = ["LD_PRELOAD", "LOCKLAB_LOCK", "LOCKLAB_RWLOCK"];
+/// What the interposer reads: removed from the program's environment, so
+/// that only what the lab sets for a run reaches it.
+pub const VARS: [&str; 5] = [
+    "LD_PRELOAD",
+    "LOCKLAB_LOCK",
+    "LOCKLAB_RWLOCK",
+    "LOCKLAB_PROFILE",
+    "LOCKLAB_MARK",
+];
 
 /// The interposer: `LOCKLAB_PRELOAD`, or beside the `locklab` binary.
 pub fn preload() -> Result<PathBuf> {
@@ -121,4 +132,67 @@ pub fn shown(command: &[OsString]) -> String {
         .map(|s| s.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// A temporary directory every user may write in, as /tmp is (mode 1777):
+/// a server that drops its privileges (memcached as `nobody`) writes the
+/// interposer's files there too. Removed when dropped, so on every path
+/// out of a command, an error or an interrupt included.
+pub fn shared_tempdir(prefix: &str, what: &str) -> Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| LabError::failed(format!("cannot make a directory for {what}: {e}")))?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).map_err(|e| {
+        LabError::failed(format!("cannot open the directory for {what} to all: {e}"))
+    })?;
+    Ok(dir)
+}
+
+/// How a run of the program ended, as a message says it after its name.
+pub fn ended(exit: Exit, timeout: Duration) -> String {
+    match exit {
+        Exit::Code(c) => format!("ends with exit {c}"),
+        Exit::Signal(_) => format!("was ended by {exit}"),
+        Exit::TimedOut => format!(
+            "timed out after {} s (its process group was ended)",
+            timeout.as_secs_f64()
+        ),
+        Exit::Interrupted => "was interrupted".into(),
+    }
+}
+
+/// The line for a command the user stopped while the program ran.
+pub fn interrupted(shown: &str) -> String {
+    format!("interrupted: '{shown}' and its process group were ended; nothing stored")
+}
+
+/// The notes about what a program left behind when it exited, each said
+/// once per command (every run ends what it left the same way).
+#[derive(Default)]
+pub struct Leftovers {
+    left: Cell<bool>,
+    held: Cell<bool>,
+}
+
+impl Leftovers {
+    /// Notes what `o` left behind, if this command has not said it yet.
+    pub fn note(&self, shown: &str, o: &Outcome) {
+        if o.left > 0 && !self.left.replace(true) {
+            noteln!(
+                "note: '{shown}' left {} process{} running after it exited; ended {} (and so after every run)",
+                o.left,
+                if o.left == 1 { "" } else { "es" },
+                if o.left == 1 { "it" } else { "them" }
+            );
+        }
+        if o.held && !self.held.replace(true) {
+            noteln!(
+                "note: '{shown}' left its output open in a process outside its group (one that called setsid), \
+                 not ended by the lab; its output was read up to {} s after it exited",
+                launch::DRAIN.as_secs_f64()
+            );
+        }
+    }
 }

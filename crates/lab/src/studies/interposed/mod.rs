@@ -14,12 +14,16 @@ pub mod report;
 use crate::cli::Cli;
 use crate::error::{LabError, Result};
 use crate::noteln;
-use crate::program::launch::{run_once, Exit, Launch, Outcome};
-use crate::program::{check_program, chosen_locks, chosen_rwlock, preload, shown, VARS};
+use crate::program::launch::{run_once, Exit, Launch};
+use crate::program::{
+    check_program, chosen_locks, chosen_rwlock, ended, interrupted, preload, shared_tempdir, shown,
+    Leftovers, VARS,
+};
 pub use crate::program::{BASELINE, PASSTHROUGH};
 use crate::progress::Progress;
 use crate::results::StudyMetrics;
 use crate::results::{Point, Rep, RunMeta};
+use crate::run::EXIT_INTERRUPTED;
 use crate::run::{progress_quiet, stored_run};
 use crate::studies::Study;
 use crate::sweep::{Group, RepRun};
@@ -53,21 +57,6 @@ pub struct RunMetrics {
 
 impl StudyMetrics for RunMetrics {
     const KEY: &'static str = "run";
-}
-
-/// Group 1 of the first match of `re` in the output (stdout, then
-/// stderr), as a number.
-pub fn find_metric(re: &regex::Regex, o: &Outcome) -> Option<f64> {
-    [&o.stdout, &o.stderr].into_iter().find_map(|b| {
-        let text = String::from_utf8_lossy(b);
-        let caps = re.captures(&text)?;
-        caps.get(1)?
-            .as_str()
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-    })
 }
 
 /// One way to run the program.
@@ -104,11 +93,75 @@ fn last_line(b: &[u8]) -> String {
         .unwrap_or_default()
 }
 
+/// Whether a lock of the interposer takes effect in the program, from one
+/// unmeasured run under the first of locklab's locks (or, if only the
+/// passthrough is chosen, under it) with `LOCKLAB_MARK` set
+/// (`crates/preload/src/mark.rs`): the interposer must have loaded, and
+/// under a lock of locklab's it must have set up a lock object. `Err`
+/// (one line, nothing ranked) if not; `Ok(Some(code))` if the user
+/// stopped it; `Ok(None)` if it took effect or nothing is interposed.
+fn took_effect<'a>(
+    contenders: &[Contender],
+    launch: impl Fn(&Contender) -> Launch<'a>,
+    shown: &str,
+    timeout: Duration,
+    leftovers: &Leftovers,
+) -> Result<Option<i32>> {
+    let interposed = |c: &&Contender| c.set.iter().any(|(k, _)| *k == "LD_PRELOAD");
+    let Some(c) = contenders
+        .iter()
+        .filter(interposed)
+        .find(|c| c.name != PASSTHROUGH)
+        .or_else(|| contenders.iter().find(interposed))
+    else {
+        return Ok(None);
+    };
+    let marks = shared_tempdir("locklab-run-", "the interposer's marks")?;
+    let mut l = launch(c);
+    l.set
+        .push(("LOCKLAB_MARK", marks.path().as_os_str().to_owned()));
+    let o = run_once(&l).map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+    leftovers.note(shown, &o);
+    if o.exit == Exit::Interrupted {
+        noteln!("{}", interrupted(shown));
+        return Ok(Some(EXIT_INTERRUPTED));
+    }
+    if !marks.path().join("loaded").exists() {
+        return Err(LabError::input(format!(
+            "'{shown}': the interposer did not load in it (it is statically linked, or replaces LD_PRELOAD \
+             before it starts its program), so no lock of locklab's can take effect; nothing ranked"
+        )));
+    }
+    // Under the passthrough only the load can be seen (its calls go
+    // straight to the C library); and a run that failed may have ended
+    // before its first lock: the measured runs report that failure.
+    if c.name != PASSTHROUGH && o.exit == Exit::Code(0) && !marks.path().join("used").exists() {
+        return Err(LabError::input(format!(
+            "'{shown}': the interposer loaded but {} never took effect: no process of the program took a \
+             pthread mutex or reader-writer lock through it (it takes none, or only ones the C library keeps, \
+             or it runs its work with LD_PRELOAD removed); nothing ranked",
+            c.name
+        )));
+    }
+    if o.exit != Exit::Code(0) {
+        noteln!(
+            "note: '{shown}' {} under {} in the unmeasured run that checks the interposer",
+            ended(o.exit, timeout),
+            c.name
+        );
+    }
+    Ok(None)
+}
+
 /// `locklab run`: checks everything it can before anything is stored (the
-/// program, the names, the interposer, the regular expression, and one
-/// unmeasured run under the baseline, which must succeed), then runs and
-/// stores; returns the exit code.
+/// program, the names, the interposer, the regular expression, one
+/// unmeasured run under the baseline, which must succeed, and one under
+/// the interposer, in which a lock must take effect: [`took_effect`]),
+/// then runs and stores; returns the exit code (130 if the user stopped
+/// it: the program's group is ended first).
 pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
+    // Ctrl-C and SIGTERM reach the lab, which ends the program's group.
+    crate::interrupt::install_with_term();
     check_program(&a.command[0])?;
     let locks = chosen_locks(a.locks.as_deref())?;
     let rwlock = chosen_rwlock(&a.rwlock)?;
@@ -171,29 +224,39 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
         remove: &VARS,
         timeout,
         show_output: a.show_output,
+        metric: metric.clone(),
     };
+    let leftovers = Leftovers::default();
 
     // The probe: one unmeasured run under the baseline.
     let probe = run_once(&launch(&contenders[0]))
         .map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+    leftovers.note(&shown, &probe);
+    if probe.exit == Exit::Interrupted {
+        noteln!("{}", interrupted(&shown));
+        return Ok(EXIT_INTERRUPTED);
+    }
     if probe.exit != Exit::Code(0) {
         return Err(LabError::input(format!(
-            "'{shown}' ends with {} under the C library's own locks (the baseline); locklab run compares \
+            "'{shown}' {} under the C library's own locks (the baseline); locklab run compares \
              locks on a program that succeeds{}",
-            probe.exit,
+            ended(probe.exit, timeout),
             match last_line(&probe.stderr) {
                 l if l.is_empty() => String::new(),
                 l => format!(" (its stderr ends: {l})"),
             }
         )));
     }
-    if let Some(re) = &metric {
-        if find_metric(re, &probe).is_none() {
-            return Err(LabError::input(format!(
-                "--metric '{}' matches no number in the program's output (group 1 must be one)",
-                re.as_str()
-            )));
-        }
+    if metric.is_some() && probe.metric.is_none() {
+        return Err(LabError::input(format!(
+            "--metric '{}' matches no number in the program's output (group 1 must be one)",
+            a.metric.as_deref().unwrap_or_default()
+        )));
+    }
+    // The second probe: one unmeasured run under the interposer, which
+    // marks whether it loaded and whether a lock of locklab's was set up.
+    if let Some(code) = took_effect(&contenders, launch, &shown, timeout, &leftovers)? {
+        return Ok(code);
     }
 
     let params = json!({
@@ -213,16 +276,17 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
                 .iter()
                 .map(|c| {
                     let l = launch(c);
-                    let metric = metric.clone();
+                    let (leftovers, shown) = (&leftovers, &shown);
                     let run: RepRun<'_> = Box::new(move || {
                         let o =
                             run_once(&l).map_err(|e| format!("cannot start the program: {e}"))?;
+                        leftovers.note(shown, &o);
                         let m = RunMetrics {
                             user_s: o.user_s,
                             sys_s: o.sys_s,
                             max_rss_kib: o.max_rss_kib,
                             exit: o.exit,
-                            metric: metric.as_ref().and_then(|re| find_metric(re, &o)),
+                            metric: o.metric,
                         };
                         let mut rep = Rep::one_thread(0, o.wall_s, m.user_s + m.sys_s, 1);
                         rep.set_metrics(&m);

@@ -17,9 +17,13 @@ use crate::cli::Cli;
 use crate::error::{LabError, Result};
 use crate::noteln;
 use crate::program::launch::{run_once, Exit, Launch};
-use crate::program::{check_program, chosen_locks, chosen_rwlock, preload, shown, VARS};
+use crate::program::{
+    check_program, chosen_locks, chosen_rwlock, ended, interrupted, preload, shared_tempdir, shown,
+    Leftovers, VARS,
+};
 use crate::progress::Progress;
 use crate::results::{Point, Rep, RunMeta};
+use crate::run::EXIT_INTERRUPTED;
 use crate::run::{progress_quiet, stored_run};
 use crate::studies::Study;
 use args::ProfileArgs;
@@ -101,24 +105,18 @@ fn points_of(p: &Process, resolver: &mut symbols::Resolver) -> Vec<Point> {
 /// `locklab profile`: checks the names, the program and the interposer,
 /// runs the program once with counting on, then stores and prints.
 pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
+    // Ctrl-C and SIGTERM reach the lab, which ends the program's group
+    // and removes the profile's directory.
+    crate::interrupt::install_with_term();
     check_program(&a.command[0])?;
     let lock = chosen_lock(&a.lock)?;
     let rwlock = chosen_rwlock(&a.rwlock)?;
     let so = preload()?;
-    let dir = tempfile::Builder::new()
-        .prefix("locklab-profile-")
-        .tempdir()
-        .map_err(|e| LabError::failed(format!("cannot make a directory for the profile: {e}")))?;
-    // Open to every user, as /tmp is: a server that drops its privileges
-    // (memcached as `nobody`) writes its counts there too.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).map_err(
-            |e| LabError::failed(format!("cannot open the profile's directory to all: {e}")),
-        )?;
-    }
+    // Removed when it goes out of scope: on every return below, errors and
+    // interrupts included.
+    let dir = shared_tempdir("locklab-profile-", "the profile")?;
     let shown = shown(&a.command);
-    let remove = [VARS[0], VARS[1], VARS[2], "LOCKLAB_PROFILE"];
+    let timeout = Duration::from_secs_f64(a.timeout);
     let launch = Launch {
         command: &a.command,
         set: vec![
@@ -127,12 +125,18 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
             ("LOCKLAB_RWLOCK", OsString::from(&rwlock)),
             ("LOCKLAB_PROFILE", dir.path().as_os_str().to_owned()),
         ],
-        remove: &remove,
-        timeout: Duration::from_secs_f64(a.timeout),
+        remove: &VARS,
+        timeout,
         show_output: !a.hide_output,
+        metric: None,
     };
     let o =
         run_once(&launch).map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+    Leftovers::default().note(&shown, &o);
+    if o.exit == Exit::Interrupted {
+        noteln!("{}", interrupted(&shown));
+        return Ok(EXIT_INTERRUPTED);
+    }
     let processes = parse::read_dir(dir.path())
         .map_err(|e| LabError::failed(format!("cannot read the profile: {e}")))?;
     if processes.is_empty() {
@@ -142,7 +146,10 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
                               through the dynamic linker, or end with _exit"
                     .to_string()
             }
-            e => format!("it ended with {e}, and only a process that exits writes its counts"),
+            e => format!(
+                "it {}, and only a process that exits writes its counts",
+                ended(e, timeout)
+            ),
         };
         return Err(LabError::input(format!(
             "'{shown}' wrote no profile: {why}"
@@ -150,8 +157,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
     }
     if o.exit != Exit::Code(0) {
         noteln!(
-            "note: '{shown}' ended with {}; its counts up to then follow",
-            o.exit
+            "note: '{shown}' {}; the counts of the processes that exited follow",
+            ended(o.exit, timeout)
         );
     }
     let mut resolver = symbols::Resolver::default();
