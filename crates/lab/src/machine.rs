@@ -144,10 +144,11 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Logical CPUs this process may run on (affinity and cgroup limits count,
-/// because that is what a benchmark can use), else the CPUs /proc/cpuinfo
-/// lists, else 0 for unknown.
-/// Number of CPUs this process may run on.
+/// Logical CPUs this process may run on: its affinity mask and cgroup
+/// limits count, because that is what a benchmark can use (1 if unknown).
+/// Every default the lab derives from the core count follows it, so a
+/// test or a user sets it with the affinity mask (`taskset -c 0 locklab
+/// …` runs the lab as on a one-CPU machine).
 pub fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

@@ -709,3 +709,56 @@ fn locklab_rtm_off_leaves_elision_out_and_another_value_is_refused() {
     assert!(err.contains("no RTM"), "{err}");
     assert!(!db.exists(), "a refused command made the database");
 }
+
+#[test]
+fn the_default_core_counts_follow_the_cpus_this_process_may_use() {
+    // The core count is what the lab reads from the machine through the
+    // affinity mask: a test (or a user, with `taskset`) sets it, and every
+    // default follows. On one CPU, `bench ipc` sweeps 1 core only.
+    use std::os::unix::process::CommandExt;
+    let (_d, db) = tmp();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_locklab"));
+    cmd.arg("--db").arg(&db).args([
+        "--json",
+        "bench",
+        "ipc",
+        "--variants",
+        "bkl",
+        "--modes",
+        "multi",
+        "--delay-ns",
+        "0",
+        "--secs",
+        "0.02",
+        "--reps",
+        "1",
+    ]);
+    // SAFETY: between fork and exec only sched_setaffinity runs, which is
+    // async-signal-safe; the set is a local of the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().expect("running locklab");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let cores: Vec<u64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["cores"].as_u64().expect("cores"))
+        .collect();
+    assert_eq!(cores, [1], "{}", v["points"]);
+    assert_eq!(
+        v["run"]["machine"]["cores"].as_u64(),
+        Some(1),
+        "{}",
+        v["run"]["machine"]
+    );
+}
