@@ -54,7 +54,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
                     "--json: plot writes an SVG file (--out) and prints no table; leave --json out",
                 ));
             }
-            plot::check_out(out, &cli.db)?;
+            plot::check_out(out, &cli.db, "plot", "plot.svg")?;
             let store = Store::open_read_only(&cli.db)?;
             let (meta, points) = store.load(resolve(&store, *run)?)?;
             plot::plot_run(&meta, &points, bench.as_deref(), out, *log)?;

@@ -10,6 +10,7 @@ pub mod commands;
 pub mod compare;
 pub mod error;
 pub mod export;
+pub mod files;
 pub mod heap;
 pub mod html;
 pub mod interrupt;

@@ -238,7 +238,12 @@ impl Store {
         // Whose file it is is decided read-only, so that a file that is not
         // locklab's is left byte for byte (SQLite would roll back another
         // program's hot journal on a connection that may write).
-        drop(inspect(path, SCHEMA_VERSION)?);
+        let found = inspect(path, SCHEMA_VERSION)?;
+        let absent = matches!(found, Found::Nothing) && std::fs::symlink_metadata(path).is_err();
+        drop(found);
+        if absent {
+            create_whole(path)?;
+        }
         // Without SQLITE_OPEN_URI, so that a path is always a file name
         // (`file:x.db?mode=ro` names a file, not an URI with options).
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -843,10 +848,28 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Refuses anything else with an input error; nothing is changed.
 fn inspect(path: &Path, latest: u32) -> Result<Found> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let mut head = Vec::with_capacity(100);
-    match std::fs::File::open(path) {
-        Ok(f) => f.take(100).read_to_end(&mut head),
+    // Without blocking, and the type checked on the open file: a FIFO put
+    // in place after [`check_location`] is refused, not waited on.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    match opened {
+        Ok(f) => {
+            if let Some(kind) = f
+                .metadata()
+                .ok()
+                .and_then(|m| crate::files::not_regular(m.file_type()))
+            {
+                return Err(LabError::input(format!(
+                    "--db {shown}: {kind}; allowed {DB_ALLOWED}"
+                )));
+            }
+            f.take(100).read_to_end(&mut head)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
         Err(e) => Err(e),
     }
@@ -935,8 +958,67 @@ fn open_immutable(path: &Path) -> rusqlite::Result<Connection> {
     Connection::open_with_flags(uri, flags)
 }
 
-/// Refuses a path no database can be at: empty, a directory, or in a
-/// directory that does not exist.
+/// What `--db` takes, for the refusal of anything else.
+const DB_ALLOWED: &str =
+    "a regular file (a locklab database, or an empty file) or a new file's name, e.g. locklab.db";
+
+/// Makes a new database at `path` whole or not at all: the schema is
+/// written to a temporary file beside it, which then takes the name only
+/// if nothing has taken it meanwhile. A failure (a full disk, a write
+/// limit) leaves no file, empty or half made, under the name; where
+/// another process made the database first, its file is kept and ours is
+/// dropped (both are the same schema).
+fn create_whole(path: &Path) -> Result<()> {
+    let shown = path.display();
+    let cannot = |e: &dyn std::fmt::Display| {
+        LabError::input(format!(
+            "{shown}: cannot create a database there: {e}; nothing was created"
+        ))
+    };
+    // SQLite's own mode for a new database (0644 less the umask).
+    let tmp = crate::files::temp_beside(path, 0o644)
+        .map_err(|e| cannot(&e))?
+        .into_temp_path();
+    let journal = sidecar(&tmp, "-journal");
+    let made = (|| {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&tmp, flags)
+            .map_err(|e| cannot(&format!("{}{}", sql_text(&e), hint(&e))))?;
+        // Messages name the database as the user knows it, not the
+        // temporary file.
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.check_and_migrate(MIGRATIONS)?;
+        store
+            .conn
+            .close()
+            .map_err(|(_, e)| cannot(&sql_text(&e)))?;
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| cannot(&e))
+    })();
+    if let Err(e) = made {
+        // A journal of the failed transaction, if SQLite could not remove
+        // it, is ours alone (the temporary name is unique).
+        let _ = std::fs::remove_file(&journal);
+        return Err(e);
+    }
+    match tmp.persist_noclobber(path) {
+        Ok(()) => {
+            crate::files::sync_dir(path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")));
+            Ok(())
+        }
+        // Another process made it first: open theirs.
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(cannot(&e.error)),
+    }
+}
+
+/// Refuses a path no database can be at: empty, a directory, a FIFO, a
+/// device or a socket (opening a FIFO would wait for a writer for ever),
+/// or in a directory that does not exist.
 fn check_location(path: &Path) -> Result<()> {
     let shown = path.display();
     if path.as_os_str().is_empty() {
@@ -944,11 +1026,7 @@ fn check_location(path: &Path) -> Result<()> {
             "the database path is empty; give a file path such as locklab.db",
         ));
     }
-    if path.is_dir() {
-        return Err(LabError::input(format!(
-            "{shown}: is a directory; give a database file path"
-        )));
-    }
+    crate::files::check_regular_or_absent("--db", path, DB_ALLOWED)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         if !parent.exists() {
             return Err(LabError::input(format!(
@@ -1341,7 +1419,7 @@ mod tests {
             Store::open(&dir.path().join("missing").join("locklab.db")),
             "does not exist",
         );
-        expect_input_err(Store::open(dir.path()), "is a directory");
+        expect_input_err(Store::open(dir.path()), "a directory; allowed a regular file");
         expect_input_err(Store::open(Path::new("")), "the database path is empty");
         assert_eq!(std::fs::read(&file).unwrap(), b"x");
     }

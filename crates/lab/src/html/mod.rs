@@ -30,7 +30,7 @@ pub fn command(cli: &Cli, runs: &[RunRef], out: &Path) -> Result<i32> {
             "--json: report writes an HTML file (--out) and prints no table; leave --json out",
         ));
     }
-    crate::plot::check_out(out, &cli.db)?;
+    crate::plot::check_out(out, &cli.db, "report", "report.html")?;
     let store = Store::open_read_only(&cli.db)?;
     let refs: Vec<RunRef> = if runs.is_empty() {
         vec![RunRef::Last]
@@ -49,12 +49,7 @@ pub fn command(cli: &Cli, runs: &[RunRef], out: &Path) -> Result<i32> {
         loaded.push(store.load(id)?);
     }
     let html = page(&loaded);
-    std::fs::write(out, html).map_err(|e| {
-        LabError::input(format!(
-            "--out {}: cannot write the report: {e}",
-            out.display()
-        ))
-    })?;
+    crate::files::write_whole("--out", out, "report", html.as_bytes())?;
     crate::noteln!("wrote {}", out.display());
     Ok(0)
 }

@@ -26,13 +26,20 @@ use crate::results::{Point, RunMeta};
 
 /// Refuses an output path that is the database `db` (or one of SQLite's
 /// files beside it) however it is spelled: relative or absolute, through
-/// `..`, a symbolic link or a hard link. Writing a plot there would destroy
-/// every stored run.
-pub fn check_out(out: &Path, db: &Path) -> Result<()> {
+/// `..`, a symbolic link or a hard link, and one where something other
+/// than a regular file is (a FIFO, a device, a directory). Writing the
+/// `kind` of output there ("plot", "report") would destroy every stored
+/// run; `example` is a file name to suggest instead.
+pub fn check_out(out: &Path, db: &Path, kind: &str, example: &str) -> Result<()> {
+    crate::files::check_regular_or_absent(
+        "--out",
+        out,
+        &format!("a regular file (replaced whole) or a new file's name, e.g. {example}"),
+    )?;
     let refuse = |what: &str| {
         Err(LabError::input(format!(
-            "--out {}: that is {what}; writing the plot there would destroy the stored runs; \
-             give another file, e.g. plot.svg",
+            "--out {}: that is {what}; writing the {kind} there would destroy the stored runs; \
+             give another file, e.g. {example}",
             out.display()
         )))
     };
@@ -367,8 +374,7 @@ pub(crate) fn write_svg(
         })();
         drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
     }
-    std::fs::write(out, svg)
-        .map_err(|e| LabError::input(format!("cannot write the plot to {}: {e}", out.display())))
+    crate::files::write_whole("--out", out, "plot", svg.as_bytes())
 }
 
 /// A chart builder on `area` with the margins and label areas every

@@ -383,8 +383,14 @@ pub struct CsvPoints {
 /// greater than 0.
 pub fn read_csv(path: &Path) -> Result<CsvPoints> {
     let name = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LabError::input(format!("--csv {name}: cannot read it: {e}")))?;
+    // A FIFO or a device is refused, and a file read up to a bound far
+    // above any curve of measured points.
+    let text = crate::files::read_input(
+        "--csv",
+        path,
+        16 << 20,
+        "a CSV file of cores,throughput lines (a regular file)",
+    )?;
     let mut points = Vec::new();
     let mut lines = Vec::new();
     let mut first = true;

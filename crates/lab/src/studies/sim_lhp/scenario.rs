@@ -49,16 +49,20 @@ pub struct Overrides {
     pub seed: Option<u64>,
 }
 
+/// Most bytes of a scenario file read (a scenario is a few KiB).
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
 /// Reads and checks the scenario file at `path`.
 pub fn load(path: &Path, overrides: &Overrides) -> Result<ScenarioFile> {
     let shown = path.display().to_string();
-    if path.is_dir() {
-        return Err(LabError::input(format!(
-            "{shown}: is a directory; --config takes a scenario file (TOML)"
-        )));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LabError::input(format!("{shown}: cannot read the scenario file: {e}")))?;
+    // A FIFO, a device or a directory is refused, and a file is read only
+    // up to a bound far above any scenario (a few KiB).
+    let text = crate::files::read_input(
+        "--config",
+        path,
+        MAX_SCENARIO_BYTES,
+        "a scenario file (TOML, a regular file of a few KiB)",
+    )?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -871,12 +875,12 @@ name = "crunch"
         let e = load(&path, &Overrides::default()).unwrap_err();
         assert_eq!(e.code, EXIT_INPUT);
         assert!(
-            e.msg.contains("nope.toml: cannot read the scenario file"),
+            e.msg.contains("--config ") && e.msg.contains("nope.toml: cannot read it"),
             "{}",
             e.msg
         );
         let e = load(dir.path(), &Overrides::default()).unwrap_err();
-        assert!(e.msg.contains("is a directory"), "{}", e.msg);
+        assert!(e.msg.contains("a directory; allowed a scenario file"), "{}", e.msg);
         std::fs::write(&path, VM).unwrap();
         assert_eq!(load(&path, &Overrides::default()).unwrap().name, "nope");
     }
