@@ -72,11 +72,17 @@ pub struct Rep {
     pub total_ops: u64,
     /// `total_ops / wall_s`.
     pub throughput_ops_s: f64,
-    /// Nanoseconds per operation (an acquire+release; per operation of one thread for a study with one).
+    /// Nanoseconds per operation (an acquire+release; per operation of one
+    /// thread for a study with one); infinite (`null` in JSON) when nothing
+    /// was done.
+    #[serde(deserialize_with = "nan_if_null")]
     pub ns_per_op: f64,
     /// Acquisitions per thread.
     pub thread_ops: Vec<u64>,
-    /// Jain's fairness index of `thread_ops` (1 = perfectly even).
+    /// Jain's fairness index of `thread_ops` (1 = perfectly even); NaN
+    /// (`null` in JSON and the store) when no thread acquired anything,
+    /// see [`jain`].
+    #[serde(deserialize_with = "nan_if_null")]
     pub jain: f64,
     /// Acquire latency percentiles and maximum in ns (0 when not sampled).
     pub p50_ns: u64,
@@ -116,7 +122,7 @@ impl Rep {
             throughput_ops_s: total_ops as f64 / wall_s,
             ns_per_op: wall_s * 1e9 / total_ops as f64,
             thread_ops: vec![total_ops],
-            jain: 1.0,
+            jain: jain(&[total_ops]),
             p50_ns: 0,
             p99_ns: 0,
             p999_ns: 0,
@@ -220,23 +226,35 @@ pub fn median(xs: &[f64]) -> f64 {
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²): 1 when all equal, 1/n when one
-/// thread did everything. 1 for an empty or all-zero sample (nothing unfair
-/// happened).
+/// thread did everything. Undefined, NaN, for an empty or all-zero sample:
+/// the index is then 0/0, and a run in which no thread acquired anything
+/// says nothing about how a lock shares (reading it as 1, "perfectly
+/// even", once named such a lock the fairest). NaN is how a repetition
+/// says a number does not exist: the store keeps it as NULL, JSON as
+/// `null`, the text as "–" or "n/a", and [`Point::stat`] and the
+/// verdict's [`crate::verdict::pick`] leave it out.
 pub fn jain(xs: &[u64]) -> f64 {
     let n = xs.len() as f64;
     let sum: f64 = xs.iter().map(|&x| x as f64).sum();
     let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
-    if n == 0.0 || sq == 0.0 {
-        1.0
+    if n == 0.0 || sum == 0.0 {
+        f64::NAN
     } else {
         sum * sum / (n * sq)
     }
 }
 
 impl Point {
-    /// A metric's median, minimum and maximum over the repetitions.
+    /// A metric's median, minimum and maximum over the repetitions in
+    /// which it exists (is not NaN: a fairness of no acquisitions, a CPU
+    /// time per acquisition of none); all three NaN when it exists in
+    /// none. Leaving them out, rather than sorting NaN past every number,
+    /// keeps a median from being a repetition that measured nothing.
     pub fn stat(&self, f: impl Fn(&Rep) -> f64) -> (f64, f64, f64) {
-        let xs: Vec<f64> = self.reps.iter().map(f).collect();
+        let xs: Vec<f64> = self.reps.iter().map(f).filter(|x| !x.is_nan()).collect();
+        if xs.is_empty() {
+            return (f64::NAN, f64::NAN, f64::NAN);
+        }
         let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
         let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         (median(&xs), min, max)
@@ -253,6 +271,51 @@ mod tests {
         assert!((jain(&[8, 0, 0, 0]) - 0.25).abs() < 1e-12);
         let j = jain(&[10, 20]);
         assert!((j - 900.0 / (2.0 * 500.0)).abs() < 1e-12);
+    }
+
+    /// No acquisition at all is 0/0: undefined, never "perfectly even".
+    #[test]
+    fn jain_of_no_acquisitions_is_undefined() {
+        assert!(jain(&[0, 0, 0, 0]).is_nan());
+        assert!(jain(&[0]).is_nan());
+        assert!(jain(&[]).is_nan());
+        assert!(Rep::one_thread(0, 1.0, 0.5, 0).jain.is_nan());
+        assert!(Rep::counted(1.0, 0.5, vec![0, 0]).jain.is_nan());
+        // One thread that did something is even with itself.
+        assert_eq!(jain(&[7]), 1.0);
+    }
+
+    /// An undefined fairness is `null` in JSON and reads back undefined.
+    #[test]
+    fn undefined_fairness_is_null_in_json_and_reads_back() {
+        let r = Rep::counted(1.0, 0.5, vec![0, 0]);
+        let v = serde_json::to_value(&r).unwrap();
+        assert!(v["jain"].is_null(), "{v}");
+        assert!(v["ns_per_op"].is_null(), "{v}");
+        let back: Rep = serde_json::from_value(v).unwrap();
+        assert!(back.jain.is_nan() && back.ns_per_op.is_nan());
+    }
+
+    /// A statistic leaves out the repetitions in which it does not exist,
+    /// and is undefined where it exists in none.
+    #[test]
+    fn stat_leaves_out_undefined_repetitions() {
+        let rep = |ops: Vec<u64>| Rep::counted(1.0, 0.5, ops);
+        let p = Point {
+            bench: "spin".into(),
+            lock: "x".into(),
+            threads: 2,
+            params: serde_json::Value::Null,
+            reps: vec![rep(vec![0, 0]), rep(vec![5, 5]), rep(vec![10, 0])],
+        };
+        let (m, lo, hi) = p.stat(|r| r.jain);
+        assert_eq!((m, lo, hi), (0.75, 0.5, 1.0));
+        let none = Point {
+            reps: vec![rep(vec![0, 0]), rep(vec![0, 0])],
+            ..p
+        };
+        let (m, lo, hi) = none.stat(|r| r.jain);
+        assert!(m.is_nan() && lo.is_nan() && hi.is_nan());
     }
 
     #[test]

@@ -264,7 +264,7 @@ fn threads_table(points: &[&Point]) -> String {
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}–{}</td><td class=\"n\">{:.3}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}–{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
              <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             family(&p.lock),
             esc(&p.lock),
@@ -272,7 +272,7 @@ fn threads_table(points: &[&Point]) -> String {
             svg::short(m),
             svg::short(lo),
             svg::short(hi),
-            p.stat(|r| r.jain).0,
+            crate::report::jain_text(p.stat(|r| r.jain).0),
             esc(&fmt_ns(p.stat(|r| r.p50_ns as f64).0)),
             esc(&fmt_ns(p.stat(|r| r.p99_ns as f64).0)),
             esc(&fmt_ns(p.stat(cpu_ns_per_op).0)),

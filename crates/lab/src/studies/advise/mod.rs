@@ -253,7 +253,7 @@ fn table(out: &mut String, points: &[&Point]) {
             format!("{} – {}", rate(lo), rate(hi)),
             format!("{:.2}", x / best),
             fmt_ns(p.stat(cpu_ns_per_op).0),
-            format!("{:.3}", p.stat(|r| r.jain).0),
+            crate::report::jain_text(p.stat(|r| r.jain).0),
             fmt_ns(p.stat(|r| r.p99_ns as f64).0),
         );
     }

@@ -60,11 +60,15 @@ fn other_tables(out: &mut String, group: &[&Point]) {
     let lw = lock_width(group);
     let _ = writeln!(
         out,
-        "\n  fairness: Jain index (1 = even), least–most acquisitions of a thread in % of an even share"
+        "\n  fairness: Jain index (1 = even), least–most acquisitions of a thread in % of an even share\n  \
+         (n/a: no thread acquired anything)"
     );
     grid(out, lw, 16, 0, &locks, &threads, |lock, t| {
         let p = find(lock, t)?;
-        let (jain, lo, hi) = fairness(p)?;
+        // Measured, but with nothing to share: undefined, not "even".
+        let Some((jain, lo, hi)) = fairness(p) else {
+            return (!p.reps.is_empty()).then(|| "n/a".to_string());
+        };
         Some(format!("{jain:.2} {lo:>3.0}–{hi:<3.0}%"))
     });
 
@@ -119,8 +123,14 @@ fn other_tables(out: &mut String, group: &[&Point]) {
 /// A point's fairness: the median Jain index, and in the repetition with
 /// that index (the lower middle one for an even count) the least and the
 /// most acquisitions of one thread as percentages of an even share.
+/// `None` when no repetition has a fairness (no thread acquired anything:
+/// see [`crate::results::jain`]).
 pub fn fairness(p: &Point) -> Option<(f64, f64, f64)> {
-    let mut reps: Vec<&Rep> = p.reps.iter().filter(|r| !r.thread_ops.is_empty()).collect();
+    let mut reps: Vec<&Rep> = p
+        .reps
+        .iter()
+        .filter(|r| !r.thread_ops.is_empty() && !r.jain.is_nan())
+        .collect();
     if reps.is_empty() {
         return None;
     }
@@ -128,7 +138,7 @@ pub fn fairness(p: &Point) -> Option<(f64, f64, f64)> {
     let r = reps[(reps.len() - 1) / 2];
     let mean = r.total_ops as f64 / r.thread_ops.len() as f64;
     if mean <= 0.0 {
-        return Some((p.stat(|r| r.jain).0, 0.0, 0.0));
+        return None;
     }
     let lo = *r.thread_ops.iter().min()? as f64 / mean * 100.0;
     let hi = *r.thread_ops.iter().max()? as f64 / mean * 100.0;

@@ -282,6 +282,38 @@ mod tests {
         assert!(!avoid.evidence.contains("slow"));
     }
 
+    /// A lock under which no thread acquired anything has no fairness (0/0)
+    /// and no rate worth naming: beside a lock that did work, it is never
+    /// the fairest, the fastest nor the one with the least CPU.
+    #[test]
+    fn no_acquisitions_win_nothing() {
+        let reps = |ops: &[u64]| -> Vec<Rep> {
+            (0..3)
+                .map(|i| Rep {
+                    rep: i,
+                    ..Rep::counted(1.0, 2.0, ops.to_vec())
+                })
+                .collect()
+        };
+        let at = |lock: &str, ops: &[u64]| Point {
+            reps: reps(ops),
+            ..point(lock, 2, &[])
+        };
+        let pts = [at("idle", &[0, 0]), at("busy", &[600, 400])];
+        let refs: Vec<&Point> = pts.iter().collect();
+        let s = sections("spin", &meta(2), &refs);
+        for q in ["fairest", "fastest", "least CPU"] {
+            let l = find(&s, &format!("{q}, 2"));
+            assert_eq!(l.answer, "busy", "{l:?}");
+        }
+        assert!(s[0].lines.iter().all(|l| !l.answer.contains("idle")));
+        // Alone, it gets no answer at all.
+        let alone = [at("idle", &[0, 0])];
+        let refs: Vec<&Point> = alone.iter().collect();
+        let s = sections("spin", &meta(2), &refs);
+        assert!(s[0].lines.is_empty(), "{:#?}", s[0].lines);
+    }
+
     #[test]
     fn no_collapse_says_none() {
         let pts = [point("a", 2, &[100.0, 101.0]), point("a", 4, &[90.0, 91.0])];
