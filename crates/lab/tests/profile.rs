@@ -230,3 +230,120 @@ fn bad_input_is_one_line() {
     let o = locklab(&db, &["runs"]);
     assert!(stdout(&o).contains("no runs"), "{}", stdout(&o));
 }
+
+/// A program with one contended mutex, taken by a function that is not
+/// exported (`static`), right after an exported function the ELF gives no
+/// size (assembly without `.size`): in the stripped program the nearest
+/// dynamic symbol before the caller is that one, and it covers nothing.
+const UNCOVERED_C: &str = r#"
+#include <pthread.h>
+#include <stddef.h>
+#include <unistd.h>
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t go;
+
+__asm__(".text\n.globl zero_size_sym\n.type zero_size_sym,@function\nzero_size_sym:\n ret\n");
+
+static __attribute__((noinline)) void hidden_caller(void) {
+    for (int i = 0; i < 20; i++) {
+        pthread_mutex_lock(&m);
+        usleep(1000);
+        pthread_mutex_unlock(&m);
+    }
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&go);
+    hidden_caller();
+    return NULL;
+}
+
+int main(void) {
+    pthread_t t[2];
+    pthread_barrier_init(&go, NULL, 2);
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    return 0;
+}
+"#;
+
+/// The contended lock's first caller in `locklab profile -- prog`.
+fn first_caller(prog: &Path) -> String {
+    let (_d, db) = tmp();
+    let p = prog.to_str().unwrap();
+    let o = locklab(&db, &["--json", "profile", "--hide-output", "--", p]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|p| p["caller"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no caller in {v}"))
+}
+
+/// The start of the function `name` in the ELF `path`'s symbols (its
+/// `.symtab` or dynamic ones).
+fn symbol_start(path: &Path, name: &str) -> u64 {
+    use object::{Object, ObjectSymbol};
+    let data = std::fs::read(path).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    file.symbols()
+        .chain(file.dynamic_symbols())
+        .find(|s| s.name() == Ok(name))
+        .unwrap_or_else(|| panic!("no {name} in {}", path.display()))
+        .address()
+}
+
+/// Callers named only by a symbol that covers them: in the stripped
+/// program, the caller in a function without a name is `prog+0xOFFSET`
+/// (the same address the unstripped program names `hidden_caller+…`), not
+/// the zero-size symbol before it.
+#[test]
+fn a_stripped_program_names_an_uncovered_caller_by_file_and_offset() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("prog.c");
+    std::fs::write(&src, UNCOVERED_C).unwrap();
+    let (full, stripped) = (d.path().join("full"), d.path().join("stripped"));
+    std::fs::create_dir_all(&full).unwrap();
+    std::fs::create_dir_all(&stripped).unwrap();
+    let (full, stripped) = (full.join("prog"), stripped.join("prog"));
+    // A position-independent program (the toolchain's default) exporting
+    // its global symbols; assembly and functions kept in source order.
+    let o = Command::new("cc")
+        .args([
+            "-O1",
+            "-pthread",
+            "-rdynamic",
+            "-fno-toplevel-reorder",
+            "-o",
+        ])
+        .arg(&full)
+        .arg(&src)
+        .output()
+        .expect("a C compiler, `cc`, on PATH");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&full)
+        .output()
+        .expect("`strip` on PATH");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // What the test rests on: the exported symbol of size 0 lies just
+    // before the function that is not exported.
+    let zero = symbol_start(&stripped, "zero_size_sym");
+    let hidden = symbol_start(&full, "hidden_caller");
+    assert!(zero < hidden && hidden - zero < 64, "{zero:#x} {hidden:#x}");
+
+    let named = first_caller(&full);
+    let off = named
+        .strip_prefix("hidden_caller+")
+        .and_then(|r| r.strip_suffix(" (prog)"))
+        .and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok())
+        .unwrap_or_else(|| panic!("unstripped caller {named:?}"));
+    let bare = first_caller(&stripped);
+    assert_eq!(bare, format!("prog+{:#x}", hidden + off), "stripped caller");
+}
