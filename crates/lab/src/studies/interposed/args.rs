@@ -21,19 +21,22 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
     pub reps: u32,
     /// A figure to compare instead of the wall time: a regular expression
-    /// whose group 1 matches a number in the program's output (stdout,
-    /// then stderr), e.g. 'events per second: *([0-9.]+)'. Higher is
-    /// better unless --lower-is-better.
+    /// whose group 1 matches a number in the program's output, e.g.
+    /// 'events per second: *([0-9.]+)', matched line by line as the output
+    /// streams (the first matching line counts, stdout before stderr).
+    /// Higher is better unless --lower-is-better.
     #[arg(long, value_name = "REGEX")]
     pub metric: Option<String>,
     /// With --metric: lower values are better (a latency, a time).
     #[arg(long, requires = "metric")]
     pub lower_is_better: bool,
-    /// Seconds one run of the program may take before it is killed (and
-    /// counted as failed).
+    /// Seconds one run of the program may take; then its process group is
+    /// ended (SIGTERM, then SIGKILL after 1 s) and the run counts as
+    /// failed.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "600")]
     pub timeout: f64,
-    /// Print the program's output as it runs (it is captured either way).
+    /// Print the program's output as it runs (its last MiB per stream is
+    /// kept either way).
     #[arg(long)]
     pub show_output: bool,
     /// The program and its arguments, after `--`.

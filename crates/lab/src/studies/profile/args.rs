@@ -6,10 +6,11 @@ use std::ffi::OsString;
 
 /// `--top`: at least one row.
 fn parse_top(s: &str) -> Result<usize, String> {
+    let s = s.trim();
     match s.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!(
-            "'{s}' is not a count of lock objects: a whole number from 1"
+            "'{s}' is not a count of lock objects: allowed a whole number from 1"
         )),
     }
 }
@@ -29,8 +30,9 @@ pub struct ProfileArgs {
     /// stored).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_top, default_value = "10")]
     pub top: usize,
-    /// Seconds the program may run before it is killed (a killed program
-    /// writes no profile).
+    /// Seconds the program may run; then its process group is ended
+    /// (SIGTERM, then SIGKILL after 1 s; a killed program writes no
+    /// profile).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "600")]
     pub timeout: f64,
     /// Do not print the program's output (it is printed as it runs
