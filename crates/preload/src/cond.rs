@@ -5,26 +5,186 @@
 //! broadcast wakes the waiters one at a time, each as the previous one
 //! holds the mutex, instead of sending them all onto it at once.
 //!
-//! The object is glibc's `pthread_cond_t` (48 bytes). The condition
-//! variable takes its first bytes, whose all-zero state is
-//! `PTHREAD_COND_INITIALIZER`'s; the clock of the timed waits (from
-//! `pthread_condattr_setclock`) is kept at offset 40. A process-shared
-//! condition variable is glibc's: glibc marks it in bit 0 of its
-//! `__wrefs` word (offset 36), which ours leaves 0.
+//! The object is glibc's `pthread_cond_t` (48 bytes). Ours keeps a state
+//! word at offset 0 and, at offset 8, the address of a block of the arena
+//! ([`slot`]) that holds the condition variable; all zeros is
+//! `PTHREAD_COND_INITIALIZER`'s fresh state, set up on the first wait. The
+//! clock of the timed waits (from `pthread_condattr_setclock`) is kept at
+//! offset 40. A process-shared condition variable is glibc's: glibc marks
+//! it in bit 0 of its `__wrefs` word (offset 36), which ours leaves 0.
+//!
+//! **Why beside the object.** A broadcast's waiters leave one by one, each
+//! waking the next once it holds the mutex again, so they use the
+//! condition variable's memory after the broadcast has returned. POSIX
+//! lets a program destroy it then (no thread is blocked on it any more)
+//! and reuse its memory at once: the woken waiters must not depend on the
+//! object. So the state lives in a block that the waiters count
+//! themselves into ([`Block::refs`]): `destroy` detaches the block from
+//! the object, and whoever leaves it last (`destroy`, or the last waiter
+//! still inside) gives it back to the arena. `init` takes the block at
+//! once and says `ENOMEM` when there is none; a statically initialized
+//! one whose first wait finds no memory waits by polling instead (a
+//! spurious wake-up after at most a millisecond, which POSIX allows).
+//!
+//! **Cancellation.** `pthread_cond_wait` and `pthread_cond_timedwait` are
+//! cancellation points. glibc acts on a deferred cancel at its own
+//! cancellation points by switching to asynchronous cancellation around
+//! the blocking system call, so that `pthread_cancel`'s signal unwinds the
+//! thread from inside it; we do the same around our futex wait ([`sleep`]).
+//! The unwinding that follows must find the mutex held again before the
+//! program's first clean-up handler runs, and the condition variable's
+//! books in order: before sleeping, the waiter pushes a clean-up of its
+//! own (glibc's `_pthread_cleanup_push`, whose handlers glibc's unwinder
+//! runs as it leaves their frame, before any handler of the caller's),
+//! which takes the mutex back (with its recursion count), passes on a
+//! wake-up it may have consumed (a spurious wake-up for another waiter,
+//! never a lost one), and ends the wait as a return would. The unwinding
+//! then crosses only frames without destructors (Rust's plain old frames)
+//! and functions declared `"C-unwind"`, the case Rust defines for a
+//! foreign forced unwind.
+//!
+//! **One mutex at a time.** Waiters of one condition variable with
+//! different mutexes at once are undefined in POSIX; a wait with a second
+//! mutex while waiters of the first are not yet released returns `EINVAL`
+//! without releasing the mutex. The binding ends as soon as the last of
+//! those waiters is released (by a broadcast, by the signal that wakes it,
+//! or by its own time-out), not when it has left: a waiter woken by a
+//! broadcast may still wait for its mutex. The bookkeeping ([`Block`]'s
+//! `bound`, `unreleased`, `epoch`) errs towards accepting: a count that is
+//! low at worst misses a misuse, never refuses a correct program.
 
 use crate::mutex::{classify, relock_ours, unlock_ours, Mutex};
+use crate::ops::MutexOps;
 use crate::{config, profile, real, slot};
-use core::ffi::c_int;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::ffi::{c_int, c_long, c_void};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use libc::{clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, timespec};
 use locklab::Condvar;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+const STATE: usize = 0;
+const ROOM: usize = 8;
 const GLIBC_WREFS: usize = 36;
 const CLOCK: usize = 40;
 
-const _: () = assert!(core::mem::size_of::<Condvar>() <= GLIBC_WREFS);
-const _: () = assert!(core::mem::align_of::<Condvar>() <= 8);
+/// What a condition variable of ours keeps beside its object.
+struct Block {
+    cv: Condvar,
+    /// Threads inside a wait (from registering, mutex held, to leaving,
+    /// mutex held again), plus [`DEAD`] once the object was destroyed.
+    refs: AtomicU32,
+    /// A test-and-set lock over the binding's three words (held for a few
+    /// instructions; never while blocking).
+    guard: AtomicBool,
+    /// The mutex of the waiters not yet released, or 0.
+    bound: AtomicUsize,
+    /// How many waiters with `bound` are not yet released (low at worst).
+    unreleased: AtomicU32,
+    /// Bumped whenever every waiter is released (a broadcast, a signal to
+    /// the last one): a waiter of an older epoch is no longer counted.
+    epoch: AtomicU32,
+}
+
+/// The object was destroyed: the last thread out frees the block.
+const DEAD: u32 = 1 << 31;
+
+/// # Safety
+/// `p` is valid for writes of a `Block`, aligned.
+unsafe fn block_init(p: *mut u8) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        p.cast::<Block>().write(Block {
+            cv: Condvar::new(),
+            refs: AtomicU32::new(0),
+            guard: AtomicBool::new(false),
+            bound: AtomicUsize::new(0),
+            unreleased: AtomicU32::new(0),
+            epoch: AtomicU32::new(0),
+        })
+    };
+}
+
+const SIZE: usize = core::mem::size_of::<Block>();
+const ALIGN: usize = core::mem::align_of::<Block>();
+const _: () = assert!(
+    !slot::fits(SIZE, ALIGN),
+    "the block must live beside the object"
+);
+
+impl Block {
+    /// Runs `f` holding the guard.
+    fn guarded<T>(&self, f: impl FnOnce() -> T) -> T {
+        while self.guard.swap(true, Ordering::Acquire) {
+            while self.guard.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
+        }
+        let r = f();
+        self.guard.store(false, Ordering::Release);
+        r
+    }
+
+    /// A waiter with mutex `m` registers as not yet released: its epoch,
+    /// or `None` if waiters with another mutex are not yet released.
+    fn bind(&self, m: usize) -> Option<u32> {
+        self.guarded(|| {
+            let bound = self.bound.load(Ordering::Relaxed);
+            let n = self.unreleased.load(Ordering::Relaxed);
+            if n > 0 && bound != m {
+                return None;
+            }
+            self.bound.store(m, Ordering::Relaxed);
+            self.unreleased.store(n + 1, Ordering::Relaxed);
+            Some(self.epoch.load(Ordering::Relaxed))
+        })
+    }
+
+    /// One waiter is released: its sleep ended (then `epoch` is its own),
+    /// or a signal released one of them (`None`).
+    fn release_one(&self, epoch: Option<u32>) {
+        self.guarded(|| {
+            if epoch.is_some_and(|e| e != self.epoch.load(Ordering::Relaxed)) {
+                return;
+            }
+            let n = self.unreleased.load(Ordering::Relaxed).saturating_sub(1);
+            self.unreleased.store(n, Ordering::Relaxed);
+            if n == 0 {
+                self.bound.store(0, Ordering::Relaxed);
+            }
+        })
+    }
+
+    /// Every waiter is released (a broadcast).
+    fn release_all(&self) {
+        self.guarded(|| {
+            self.epoch.store(
+                self.epoch.load(Ordering::Relaxed).wrapping_add(1),
+                Ordering::Relaxed,
+            );
+            self.unreleased.store(0, Ordering::Relaxed);
+            self.bound.store(0, Ordering::Relaxed);
+        })
+    }
+
+    /// A thread leaves (a waiter) or the object is destroyed (`dead`):
+    /// whoever is last gives the block back.
+    ///
+    /// # Safety
+    /// `b` is a live block that the caller counted in (a waiter) or
+    /// detached from its object (`destroy`).
+    unsafe fn leave(b: *const Block, dead: bool) {
+        // SAFETY: the caller's contract.
+        let refs = unsafe { &(*b).refs };
+        let last = if dead {
+            refs.fetch_or(DEAD, Ordering::AcqRel) & !DEAD == 0
+        } else {
+            refs.fetch_sub(1, Ordering::AcqRel) == DEAD | 1
+        };
+        if last {
+            slot::free(b.cast_mut().cast(), SIZE, ALIGN);
+        }
+    }
+}
 
 /// Whether glibc keeps this condition variable (all of them under
 /// `pthread`, and process-shared ones).
@@ -37,12 +197,36 @@ unsafe fn glibc_keeps(c: *mut pthread_cond_t) -> bool {
         || unsafe { &*c.cast::<u8>().add(GLIBC_WREFS).cast::<AtomicU32>() }.load(Ordering::Relaxed) & 1 != 0
 }
 
+/// The block of a condition variable of ours, set up if it is not yet;
+/// null if there is no memory for it.
+///
 /// # Safety
 /// `c` is a live object of ours.
-unsafe fn condvar<'a>(c: *mut pthread_cond_t) -> &'a Condvar {
-    // SAFETY: the first bytes of the object are a `Condvar` (all zero is
-    // a fresh one).
-    unsafe { &*c.cast::<Condvar>() }
+unsafe fn block(c: *mut pthread_cond_t) -> *const Block {
+    let base = c.cast::<u8>();
+    // SAFETY: the state word and the room of a live object, aligned.
+    unsafe { slot::cell(base.add(STATE), base.add(ROOM), SIZE, ALIGN, block_init) }
+        .cast_const()
+        .cast()
+}
+
+/// The block of a condition variable of ours if it has one (signal and
+/// broadcast: one that has none has had no waiter).
+///
+/// # Safety
+/// `c` is a live object of ours.
+unsafe fn block_if_set_up<'a>(c: *mut pthread_cond_t) -> Option<&'a Block> {
+    let base = c.cast::<u8>();
+    // SAFETY: the state word of a live object; its acquire pairs with the
+    // set-up's release (a waiter sets up before it registers, under its
+    // mutex, which a notifier that must see it took after it).
+    if unsafe { &*base.add(STATE).cast::<AtomicU32>() }.load(Ordering::Acquire) != slot::READY {
+        return None;
+    }
+    // SAFETY: set up: the room holds the block's address.
+    let b = unsafe { &*base.add(ROOM).cast::<AtomicUsize>() }.load(Ordering::Relaxed);
+    // SAFETY: a live block (the object is not destroyed while in use).
+    (b != 0).then(|| unsafe { &*(b as *const Block) })
 }
 
 /// # Safety
@@ -71,6 +255,14 @@ pub unsafe extern "C" fn pthread_cond_init(
             .write_bytes(0, core::mem::size_of::<pthread_cond_t>());
         *c.cast::<u8>().add(CLOCK).cast::<clockid_t>() = clock;
     }
+    // The block now, where the error can be told.
+    // SAFETY: a fresh object of ours.
+    if unsafe { block(c) }.is_null() {
+        // SAFETY: as above: left fresh (a program that uses it anyway
+        // gets the statically initialized one's fallback).
+        unsafe { c.cast::<u8>().write_bytes(0, CLOCK) };
+        return libc::ENOMEM;
+    }
     0
 }
 
@@ -83,6 +275,13 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
         // SAFETY: passed through as is.
         return unsafe { real::cond_destroy(c) };
     }
+    // SAFETY: a live object of ours.
+    if let Some(b) = unsafe { block_if_set_up(c) } {
+        // SAFETY: detached below; waiters still leaving keep it alive.
+        unsafe { Block::leave(b, true) };
+    }
+    // SAFETY: the object is the caller's to reuse now: fresh again.
+    unsafe { c.cast::<u8>().write_bytes(0, CLOCK) };
     0
 }
 
@@ -96,7 +295,10 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
         return unsafe { real::cond_signal(c) };
     }
     // SAFETY: ours.
-    unsafe { condvar(c) }.notify_one();
+    if let Some(b) = unsafe { block_if_set_up(c) } {
+        b.release_one(None);
+        b.cv.notify_one();
+    }
     0
 }
 
@@ -110,8 +312,157 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int
         return unsafe { real::cond_broadcast(c) };
     }
     // SAFETY: ours.
-    unsafe { condvar(c) }.notify_all();
+    if let Some(b) = unsafe { block_if_set_up(c) } {
+        b.release_all();
+        b.cv.notify_all();
+    }
     0
+}
+
+// ------------------------------------------------------------ the wait
+
+/// glibc's old-style clean-up buffer (`struct _pthread_cleanup_buffer`),
+/// which its unwinder runs as it leaves the frame that holds it.
+#[repr(C)]
+struct CleanupBuffer {
+    routine: Option<unsafe extern "C" fn(*mut c_void)>,
+    arg: *mut c_void,
+    canceltype: c_int,
+    prev: *mut CleanupBuffer,
+}
+
+extern "C" {
+    fn _pthread_cleanup_push(
+        buf: *mut CleanupBuffer,
+        routine: unsafe extern "C" fn(*mut c_void),
+        arg: *mut c_void,
+    );
+    fn _pthread_cleanup_pop(buf: *mut CleanupBuffer, execute: c_int);
+}
+
+// The calls that may start a cancellation's unwinding: declared so that
+// Rust lets it pass (it crosses only frames without destructors).
+extern "C-unwind" {
+    fn pthread_setcanceltype(ty: c_int, old: *mut c_int) -> c_int;
+    fn pthread_testcancel();
+    #[link_name = "syscall"]
+    fn cancellable_syscall(n: c_long, ...) -> c_long;
+}
+
+const PTHREAD_CANCEL_ASYNCHRONOUS: c_int = 1;
+
+/// How a wait's sleep ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    /// Woken, or a signal, or the word had changed: a return.
+    Woken,
+    /// The deadline passed.
+    TimedOut,
+}
+
+/// A waiter's state while it sleeps: what [`on_cancel`] needs to undo
+/// the wait.
+struct Waiting {
+    block: *const Block,
+    m: *mut pthread_mutex_t,
+    target: Mutex,
+    ops: &'static MutexOps,
+    /// The recursion count the mutex had (ours).
+    count: u32,
+    epoch: u32,
+}
+
+impl Waiting {
+    /// The end of a wait, mutex released: the waiter is released, takes
+    /// the mutex back, and leaves the condition variable.
+    ///
+    /// # Safety
+    /// The waiter's sleep is over; `m` is the mutex it released.
+    unsafe fn finish(&self, passing_on: bool) {
+        // SAFETY: the block stays alive while the waiter is counted in.
+        let b = unsafe { &*self.block };
+        b.release_one(Some(self.epoch));
+        match self.target {
+            // SAFETY: the caller released this glibc mutex.
+            Mutex::Glibc => unsafe {
+                real::__pthread_mutex_lock(self.m);
+            },
+            // SAFETY: take it back with the count it had.
+            Mutex::Ours(cell, ty) => unsafe { relock_ours(self.m, cell, ty, self.ops, self.count) },
+        }
+        if passing_on {
+            b.cv.notify_one();
+        }
+        b.cv.end_wait(self.block.cast());
+        // SAFETY: counted in at the start of the wait.
+        unsafe { Block::leave(self.block, false) };
+    }
+}
+
+/// The clean-up glibc's unwinder runs when the waiter is cancelled asleep:
+/// the wait ends as a return would, before the caller's handlers run.
+///
+/// # Safety
+/// `arg` is the sleeping waiter's [`Waiting`].
+unsafe extern "C" fn on_cancel(arg: *mut c_void) {
+    // SAFETY: the caller's contract; its frame is not yet unwound.
+    unsafe { (*arg.cast::<Waiting>()).finish(true) };
+}
+
+/// Sleeps on `word` while it holds `observed` (until `deadline`), as a
+/// cancellation point: asynchronous cancellation around the futex wait,
+/// and `w`'s clean-up pushed.
+///
+/// # Safety
+/// `w` is the calling waiter's, live until this returns.
+#[inline(never)]
+unsafe fn sleep(
+    word: &AtomicU32,
+    observed: u32,
+    deadline: Option<Instant>,
+    w: *mut Waiting,
+) -> Wake {
+    let ts = deadline.map(|d| {
+        let left = d.saturating_duration_since(Instant::now());
+        timespec {
+            // Clamp: a deadline centuries away is "forever".
+            tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: left.subsec_nanos() as libc::c_long,
+        }
+    });
+    let tp = ts
+        .as_ref()
+        .map_or(core::ptr::null(), |t| t as *const timespec);
+    let mut buf = CleanupBuffer {
+        routine: None,
+        arg: core::ptr::null_mut(),
+        canceltype: 0,
+        prev: core::ptr::null_mut(),
+    };
+    let mut old = 0;
+    // SAFETY: the buffer lives in this frame until it is popped below (or
+    // the frame is unwound, when glibc runs it and forgets it); the futex
+    // wait reads a live word; the cancel type is restored.
+    let (r, err) = unsafe {
+        _pthread_cleanup_push(&mut buf, on_cancel, w.cast());
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &mut old);
+        let r = cancellable_syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            observed,
+            tp,
+        );
+        let err = *libc::__errno_location();
+        pthread_setcanceltype(old, &mut old);
+        _pthread_cleanup_pop(&mut buf, 0);
+        (r, err)
+    };
+    if r != 0 && err == libc::ETIMEDOUT {
+        Wake::TimedOut
+    } else {
+        Wake::Woken
+    }
 }
 
 /// Waits on a condition variable of ours with `m` (until `deadline`).
@@ -125,38 +476,115 @@ unsafe fn wait(
 ) -> c_int {
     let ops = config::mutex();
     // SAFETY: the caller's contract.
-    let cv = unsafe { condvar(c) };
-    // SAFETY: the caller's contract.
     let target = unsafe { classify(m, ops) };
-    let mut failed = 0;
-    let r = cv.try_wait_with(m as *const (), deadline, |sleep| match target {
-        Mutex::Glibc => {
-            // SAFETY: the caller holds `m`, a glibc mutex.
-            failed = unsafe { real::__pthread_mutex_unlock(m) };
-            if failed == 0 {
-                sleep();
-                // SAFETY: take it back, as POSIX requires.
-                unsafe { real::__pthread_mutex_lock(m) };
-            }
-        }
-        // SAFETY: ours: release it (whatever its recursion count),
-        // sleep, take it back with the same count.
-        Mutex::Ours(cell, ty) => match unsafe { unlock_ours(m, cell, ty, ops, true) } {
-            Ok(count) => {
-                sleep();
-                // SAFETY: as above.
-                unsafe { relock_ours(m, cell, ty, ops, count) };
-            }
-            Err(e) => failed = e,
+    // SAFETY: the caller's contract.
+    let b = unsafe { block(c) };
+    if b.is_null() {
+        // SAFETY: the caller holds `m`.
+        return unsafe { poll_wait(m, target, ops, deadline) };
+    }
+    // SAFETY: set up, and alive while its object is (the caller's).
+    let block = unsafe { &*b };
+    let Some(epoch) = block.bind(m as usize) else {
+        // Waiters with another mutex are not yet released: undefined in
+        // POSIX; an error here (the mutex was not released).
+        return libc::EINVAL;
+    };
+    block.refs.fetch_add(1, Ordering::Relaxed);
+    // The binding is ours (above): the condvar's own, keyed by the block,
+    // never refuses.
+    let Ok(observed) = block.cv.begin_wait(b.cast()) else {
+        unreachable!("one key never makes two mutexes")
+    };
+    let released = match target {
+        // SAFETY: the caller holds `m`, a glibc mutex.
+        Mutex::Glibc => match unsafe { real::__pthread_mutex_unlock(m) } {
+            0 => Ok(1),
+            e => Err(e),
         },
+        // SAFETY: ours: release it (whatever its recursion count).
+        Mutex::Ours(cell, ty) => unsafe { unlock_ours(m, cell, ty, ops, true) },
+    };
+    let count = match released {
+        Ok(count) => count,
+        Err(e) => {
+            // Not the caller's to release: undo the registration.
+            block.release_one(Some(epoch));
+            block.cv.end_wait(b.cast());
+            // SAFETY: counted in above.
+            unsafe { Block::leave(b, false) };
+            return e;
+        }
+    };
+    let mut w = Waiting {
+        block: b,
+        m,
+        target,
+        ops,
+        count,
+        epoch,
+    };
+    // SAFETY: `w` lives until `sleep` returns.
+    let wake = unsafe { sleep(block.cv.futex_word(), observed, deadline, &mut w) };
+    // SAFETY: the sleep is over; the caller released `m` above.
+    unsafe { w.finish(false) };
+    match wake {
+        Wake::TimedOut => libc::ETIMEDOUT,
+        Wake::Woken => 0,
+    }
+}
+
+/// A wait on a condition variable that has no block (its first wait found
+/// no memory): release the mutex, sleep a little (never past the
+/// deadline), take it back, and return as on a spurious wake-up, which
+/// POSIX allows; still a cancellation point, acted on with the mutex held.
+///
+/// # Safety
+/// As for [`wait`].
+#[cold]
+unsafe fn poll_wait(
+    m: *mut pthread_mutex_t,
+    target: Mutex,
+    ops: &'static MutexOps,
+    deadline: Option<Instant>,
+) -> c_int {
+    let count = match target {
+        // SAFETY: the caller holds `m`.
+        Mutex::Glibc => match unsafe { real::__pthread_mutex_unlock(m) } {
+            0 => 1,
+            e => return e,
+        },
+        // SAFETY: as above.
+        Mutex::Ours(cell, ty) => match unsafe { unlock_ours(m, cell, ty, ops, true) } {
+            Ok(count) => count,
+            Err(e) => return e,
+        },
+    };
+    let now = Instant::now();
+    let nap = deadline.map_or(Duration::from_millis(1), |d| {
+        d.saturating_duration_since(now)
+            .min(Duration::from_millis(1))
     });
-    match r {
-        // Waiters on one condition variable with two mutexes at once:
-        // undefined in POSIX; an error here (the mutex was not released).
-        Err(_) => libc::EINVAL,
-        Ok(_) if failed != 0 => failed,
-        Ok(r) if r.timed_out() => libc::ETIMEDOUT,
-        Ok(_) => 0,
+    let ts = timespec {
+        tv_sec: 0,
+        tv_nsec: nap.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: a raw nanosleep (not the C library's, which is a
+    // cancellation point: the mutex is not held here).
+    unsafe { libc::syscall(libc::SYS_nanosleep, &ts, core::ptr::null_mut::<timespec>()) };
+    match target {
+        // SAFETY: released above.
+        Mutex::Glibc => unsafe {
+            real::__pthread_mutex_lock(m);
+        },
+        // SAFETY: as above.
+        Mutex::Ours(cell, ty) => unsafe { relock_ours(m, cell, ty, ops, count) },
+    }
+    // SAFETY: the mutex is held again and nothing is left to undo.
+    unsafe { pthread_testcancel() };
+    match deadline {
+        Some(d) if Instant::now() >= d => libc::ETIMEDOUT,
+        _ => 0,
     }
 }
 
@@ -218,7 +646,7 @@ unsafe fn clockwait_plain(
 /// # Safety
 /// POSIX's contract for `pthread_cond_wait`.
 #[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_cond_wait(
+pub unsafe extern "C-unwind" fn pthread_cond_wait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
 ) -> c_int {
@@ -233,7 +661,7 @@ pub unsafe extern "C" fn pthread_cond_wait(
 /// # Safety
 /// POSIX's contract for `pthread_cond_timedwait`.
 #[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_cond_timedwait(
+pub unsafe extern "C-unwind" fn pthread_cond_timedwait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     abs: *const timespec,
@@ -249,7 +677,7 @@ pub unsafe extern "C" fn pthread_cond_timedwait(
 /// # Safety
 /// glibc's contract for `pthread_cond_clockwait`.
 #[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn pthread_cond_clockwait(
+pub unsafe extern "C-unwind" fn pthread_cond_clockwait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     clock: clockid_t,

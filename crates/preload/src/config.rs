@@ -5,7 +5,7 @@
 //! allocating: an allocator that takes pthread mutexes may be what calls.
 //! A bad value ends the program with one line and exit code 2.
 
-use crate::ops::{mutex_ops, rw_ops, MutexOps, RwOps};
+use crate::ops::{mutex_ops, rw_ops, rw_ops_past, MutexOps, RwOps};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use locklab::*;
 
@@ -46,10 +46,10 @@ static MUTEXES: &[MutexOps] = &[
 /// Every reader-writer lock of the registry, by name.
 static RWLOCKS: &[RwOps] = &[
     rw_ops::<RawRwReader>(),
-    rw_ops::<RawRwWriter>(),
-    rw_ops::<RawRwFair>(),
+    rw_ops_past::<RawRwWriter>(),
+    rw_ops_past::<RawRwFair>(),
     rw_ops::<RawBrLock>(),
-    rw_ops::<RawRwSem>(),
+    rw_ops_past::<RawRwSem>(),
 ];
 
 /// A "mutex" that excludes nothing, for the test that must catch it

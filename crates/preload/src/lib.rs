@@ -31,6 +31,9 @@
 //! mutexes at once (undefined in POSIX) returns `EINVAL` without releasing
 //! the mutex, and nothing else on these paths panics (were it to, the
 //! `extern "C"` boundary would abort the process, never unwind into C).
+//! The one unwinding that crosses the interposer is the C library's own:
+//! a thread cancelled in a condition wait, whose functions are therefore
+//! `extern "C-unwind"` and leave nothing to undo in their frames ([`cond`]).
 
 // The unit tests build this crate as a program that must not interpose its
 // own calls: there the C functions are plain Rust functions, unused.

@@ -12,6 +12,7 @@
 //! |--------|-------------|-------------------------------------------|
 //! | 0      | `__lock`    | owner's thread id (recursive, error-checking) |
 //! | 4      | `__count`   | recursion count                           |
+//! | 0..8   |             | holder's thread pointer (default type)    |
 //! | 12     | `__nusers`  | state word of the cell ([`crate::slot`])  |
 //! | 16     | `__kind`    | type, and glibc's flags                   |
 //! | 24..40 | `__list`    | the cell, or its block's address          |
@@ -26,12 +27,26 @@
 //! configuration is read) takes the general path, out of line so that the
 //! others pay nothing for it. Counting ([`crate::profile`]) has the same
 //! two ways: typed for default-type mutexes of ours, general otherwise.
+//!
+//! **Misuse.** POSIX leaves unlocking a default-type mutex that the caller
+//! does not hold undefined, and the C library just releases it; but a
+//! queue lock's release follows the holder's guard (MCS: its queue node),
+//! which a non-holder does not have, so such an unlock would crash or
+//! corrupt the queue. A default-type mutex of ours therefore keeps its
+//! holder: the thread pointer, stored (relaxed) once the lock is acquired
+//! and cleared before it is released, so that the lock's own ordering
+//! covers it. An unlock by any other thread, or of a free mutex, touches
+//! nothing, returns `EPERM` (what the error-checking type says) and is
+//! counted ([`profile::misuse`]). A thread reads its own pointer there
+//! only if it holds the mutex (it wrote it, and nobody else writes until
+//! it clears it), so the check is exact; it costs a store on lock and a
+//! load on unlock.
 
 use crate::config;
 use crate::ops::{mutex_init, mutex_lock, mutex_try_lock, mutex_unlock, MutexCell, MutexOps};
 use crate::{profile, real, slot};
 use core::ffi::c_int;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec};
 
 const OWNER: usize = 0;
@@ -43,8 +58,58 @@ const ROOM: usize = 24;
 /// glibc's `__kind` flags of the objects it keeps: robust, priority
 /// inheritance, priority protection, process-shared.
 const GLIBC_ONLY: i32 = 16 | 32 | 64 | 128;
+/// glibc's process-shared flag (see [`to_glibc`]).
+const PSHARED: i32 = 128;
 const RECURSIVE: i32 = libc::PTHREAD_MUTEX_RECURSIVE;
 const ERRORCHECK: i32 = libc::PTHREAD_MUTEX_ERRORCHECK;
+
+/// The holder of a default-type mutex of ours: its thread pointer, 0 when
+/// free (see the module documentation).
+///
+/// # Safety
+/// `m` points to a live `pthread_mutex_t` of ours of the default type.
+#[inline(always)]
+unsafe fn holder<'a>(m: *mut pthread_mutex_t) -> &'a AtomicUsize {
+    // SAFETY: the first 8 bytes of a live, 8-aligned object, which only
+    // the recursive and error-checking types use otherwise.
+    unsafe { &*m.cast::<AtomicUsize>() }
+}
+
+/// Records the caller as the holder of the default-type mutex `m`, which
+/// it has just acquired.
+///
+/// # Safety
+/// As for [`holder`].
+#[inline(always)]
+unsafe fn now_held(m: *mut pthread_mutex_t) {
+    // SAFETY: the caller's contract.
+    unsafe { holder(m) }.store(profile::thread_pointer(), Ordering::Relaxed);
+}
+
+/// Whether the caller holds the default-type mutex `m`; if so, forgets it
+/// as the holder (the caller releases it next).
+///
+/// # Safety
+/// As for [`holder`].
+#[inline(always)]
+unsafe fn release_held(m: *mut pthread_mutex_t) -> bool {
+    // SAFETY: the caller's contract.
+    let h = unsafe { holder(m) };
+    if h.load(Ordering::Relaxed) != profile::thread_pointer() {
+        return false;
+    }
+    h.store(0, Ordering::Relaxed);
+    true
+}
+
+/// An unlock of a default-type mutex the caller does not hold: refused
+/// and counted.
+#[cold]
+#[inline(never)]
+fn misused() -> c_int {
+    profile::misuse();
+    libc::EPERM
+}
 
 /// How a call treats an object.
 #[derive(Clone, Copy)]
@@ -89,7 +154,29 @@ pub unsafe fn classify(m: *mut pthread_mutex_t, ops: &MutexOps) -> Mutex {
             ops.init,
         )
     };
+    if cell.is_null() {
+        // SAFETY: the caller's contract.
+        return unsafe { to_glibc(m) };
+    }
     Mutex::Ours(cell, k & 3)
+}
+
+/// A mutex of ours whose cell could not be set up for want of memory: a
+/// statically initialized one first used with the address space
+/// exhausted, whose lock call can report no error. From now on (until
+/// `destroy`) it is the C library's, marked with glibc's process-shared
+/// flag, which glibc handles as any mutex of its type (its futex is merely
+/// not private) and which every call here recognizes. Nothing of ours was
+/// ever used on it: every caller found the set-up failed.
+///
+/// # Safety
+/// `m` points to a live `pthread_mutex_t` whose set-up failed.
+#[cold]
+unsafe fn to_glibc(m: *mut pthread_mutex_t) -> Mutex {
+    // SAFETY: the kind word of a live object (idempotent: every caller
+    // that finds the set-up failed sets the same bit).
+    unsafe { slot::owner(m.cast::<u8>().add(KIND)) }.fetch_or(PSHARED, Ordering::Relaxed);
+    Mutex::Glibc
 }
 
 /// Acquires an object of ours for the calling thread.
@@ -125,6 +212,8 @@ unsafe fn lock_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &Mutex
         _ => {
             // SAFETY: a cell of `ops`.
             unsafe { (ops.lock)(cell) };
+            // SAFETY: a default-type mutex of ours, acquired.
+            unsafe { now_held(m) };
             0
         }
     }
@@ -163,14 +252,15 @@ unsafe fn try_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &MutexO
     }
     // SAFETY: a cell of `ops`.
     if unsafe { (ops.try_lock)(cell) } {
+        // SAFETY: a default-type mutex of ours, acquired.
+        unsafe { now_held(m) };
         0
     } else {
         libc::EBUSY
     }
 }
 
-/// Releases an object of ours: `EPERM` if a recursive or error-checking
-/// one is not the caller's. With `all`, a recursive mutex is released
+/// Releases an object of ours: `EPERM` if it is not the caller's. With `all`, a recursive mutex is released
 /// whatever its count, which is returned (for a condition wait).
 ///
 /// # Safety
@@ -202,8 +292,11 @@ pub unsafe fn unlock_ours(
         unsafe { (ops.unlock)(cell) };
         return Ok(held);
     }
-    // SAFETY: the caller holds it (POSIX leaves anything else undefined
-    // for the default type, as glibc does).
+    // SAFETY: a default-type mutex of ours.
+    if !unsafe { release_held(m) } {
+        return Err(misused());
+    }
+    // SAFETY: the caller holds it.
     unsafe { (ops.unlock)(cell) };
     Ok(1)
 }
@@ -264,6 +357,29 @@ pub unsafe extern "C" fn pthread_mutex_init(
             .write_bytes(0, core::mem::size_of::<pthread_mutex_t>());
         slot::owner(m.cast::<u8>().add(KIND)).store(ty & 3, Ordering::Relaxed);
     }
+    // A cell that lives beside the object is taken now, where running out
+    // of memory can be reported.
+    if !slot::fits(ops.size, ops.align) {
+        let base = m.cast::<u8>();
+        // SAFETY: the state word and the room of the object just written.
+        let cell = unsafe {
+            slot::cell(
+                base.add(STATE),
+                base.add(ROOM),
+                ops.size,
+                ops.align,
+                ops.init,
+            )
+        };
+        if cell.is_null() {
+            // SAFETY: as above: not initialized after all.
+            unsafe {
+                m.cast::<u8>()
+                    .write_bytes(0, core::mem::size_of::<pthread_mutex_t>())
+            };
+            return libc::ENOMEM;
+        }
+    }
     0
 }
 
@@ -280,12 +396,29 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
     let ops = config::mutex();
     // SAFETY: POSIX: a live mutex.
     if config::is_pass(ops) || unsafe { kind(m) } & GLIBC_ONLY != 0 {
+        // SAFETY: the state word's place, glibc's `__nusers`: in a mutex
+        // handed to glibc by `to_glibc` it counts from `FAILED` up; glibc
+        // refuses to destroy it unless it counts from 0.
+        let users = unsafe { slot::owner(m.cast::<u8>().add(STATE)) };
+        let n = users.load(Ordering::Relaxed);
+        if !config::is_pass(ops) && n >= slot::FAILED as i32 {
+            users.store(n - slot::FAILED as i32, Ordering::Relaxed);
+        }
         // SAFETY: passed through as is.
         return unsafe { real::__pthread_mutex_destroy(m) };
     }
     let base = m.cast::<u8>();
-    // SAFETY: a live object of ours.
-    if unsafe { slot::owner(base.add(OWNER)) }.load(Ordering::Relaxed) != 0 {
+    // A live object of ours: the owner's id, or for the default type its
+    // holder's pointer.
+    // SAFETY: the kind word of a live object.
+    let held = if unsafe { kind(m) } & 3 == 0 {
+        // SAFETY: a default-type mutex of ours.
+        unsafe { holder(m) }.load(Ordering::Relaxed) != 0
+    } else {
+        // SAFETY: the owner word of a live object.
+        unsafe { slot::owner(base.add(OWNER)) }.load(Ordering::Relaxed) != 0
+    };
+    if held {
         return libc::EBUSY;
     }
     // SAFETY: POSIX: nobody uses a mutex being destroyed.
@@ -611,12 +744,21 @@ unsafe fn profiled_unlock(m: *mut pthread_mutex_t, ops: &MutexOps) -> c_int {
         // SAFETY: as above.
         let ty = unsafe { type_of(m, t) };
         let checked = ty == RECURSIVE || ty == ERRORCHECK;
-        // The owner's id: ours at offset 0, the C library's `__owner` at 8.
+        // The owner's id: ours at offset 0, the C library's `__owner` at 8;
+        // a default-type mutex of ours keeps its holder's pointer.
         let at = if matches!(t, Mutex::Glibc) { 8 } else { OWNER };
-        // SAFETY: a word of the live object.
-        let mine = !checked
-            || unsafe { slot::owner(m.cast::<u8>().add(at)) }.load(Ordering::Relaxed)
-                == slot::tid();
+        let mine = match t {
+            Mutex::Ours(..) if !checked => {
+                // SAFETY: a default-type mutex of ours.
+                unsafe { holder(m) }.load(Ordering::Relaxed) == profile::thread_pointer()
+            }
+            _ => {
+                !checked
+                    // SAFETY: a word of the live object.
+                    || unsafe { slot::owner(m.cast::<u8>().add(at)) }.load(Ordering::Relaxed)
+                        == slot::tid()
+            }
+        };
         // SAFETY: read only if the caller holds it.
         if mine && unsafe { outermost(m, ty) } {
             profile::release(e);
@@ -650,7 +792,7 @@ unsafe fn typed_cell<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> Option<*
     let base = m.cast::<u8>();
     // SAFETY: the state word and the room are inside the object, aligned;
     // every call on it under this configuration passes `R`'s cell.
-    Some(unsafe {
+    let cell = unsafe {
         slot::cell(
             base.add(STATE),
             base.add(ROOM),
@@ -658,7 +800,9 @@ unsafe fn typed_cell<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> Option<*
             core::mem::align_of::<MutexCell<R>>(),
             mutex_init::<R>,
         )
-    })
+    };
+    // No memory for its cell: the general path hands it to the C library.
+    (!cell.is_null()).then_some(cell)
 }
 
 /// `pthread_mutex_lock` under lock type `R` (see [`MutexOps::c_lock`]).
@@ -669,8 +813,12 @@ pub unsafe fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_in
     // SAFETY: the caller's contract.
     match unsafe { typed_cell::<R>(m) } {
         Some(cell) => {
-            // SAFETY: a cell of `R`.
-            unsafe { mutex_lock::<R>(cell) };
+            // SAFETY: a cell of `R`; then a default-type mutex of ours,
+            // acquired.
+            unsafe {
+                mutex_lock::<R>(cell);
+                now_held(m);
+            }
             0
         }
         // SAFETY: as above.
@@ -687,7 +835,11 @@ pub unsafe fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c
     match unsafe { typed_cell::<R>(m) } {
         // SAFETY: a cell of `R`.
         Some(cell) => match unsafe { mutex_try_lock::<R>(cell) } {
-            true => 0,
+            true => {
+                // SAFETY: a default-type mutex of ours, acquired.
+                unsafe { now_held(m) };
+                0
+            }
             false => libc::EBUSY,
         },
         // SAFETY: as above.
@@ -703,8 +855,11 @@ pub unsafe fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_
     // SAFETY: the caller's contract.
     match unsafe { typed_cell::<R>(m) } {
         Some(cell) => {
-            // SAFETY: POSIX: the caller holds it (a default mutex, as the
-            // C library's, does not check).
+            // SAFETY: a default-type mutex of ours.
+            if !unsafe { release_held(m) } {
+                return misused();
+            }
+            // SAFETY: the caller holds it.
             unsafe { mutex_unlock::<R>(cell) };
             0
         }
@@ -726,20 +881,30 @@ pub unsafe fn typed_lock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t)
         return unsafe { profiled_lock(m, config::mutex(), How::Block) };
     };
     let Some(e) = profile::entry(m as usize, profile::MUTEX) else {
-        // SAFETY: a cell of `R`.
-        unsafe { mutex_lock::<R>(cell) };
+        // SAFETY: a cell of `R`; then a default-type mutex of ours, held.
+        unsafe {
+            mutex_lock::<R>(cell);
+            now_held(m);
+        }
         return 0;
     };
     profile::exclusive(
         e,
         // SAFETY: a cell of `R` (each closure runs at most once).
         || match unsafe { mutex_try_lock::<R>(cell) } {
-            true => 0,
+            true => {
+                // SAFETY: a default-type mutex of ours, acquired.
+                unsafe { now_held(m) };
+                0
+            }
             false => libc::EBUSY,
         },
         Some(|| {
             // SAFETY: as above.
-            unsafe { mutex_lock::<R>(cell) };
+            unsafe {
+                mutex_lock::<R>(cell);
+                now_held(m);
+            }
             0
         }),
         || true,
@@ -758,7 +923,11 @@ pub unsafe fn typed_trylock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex
     };
     // SAFETY: a cell of `R`.
     let attempt = || match unsafe { mutex_try_lock::<R>(cell) } {
-        true => 0,
+        true => {
+            // SAFETY: a default-type mutex of ours, acquired.
+            unsafe { now_held(m) };
+            0
+        }
         false => libc::EBUSY,
     };
     match profile::entry(m as usize, profile::MUTEX) {
@@ -777,10 +946,14 @@ pub unsafe fn typed_unlock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_
         // SAFETY: as above.
         return unsafe { profiled_unlock(m, config::mutex()) };
     };
+    // SAFETY: a default-type mutex of ours.
+    if !unsafe { release_held(m) } {
+        return misused();
+    }
     if let Some(e) = profile::find(m as usize) {
         profile::release(e);
     }
-    // SAFETY: POSIX: the caller holds it.
+    // SAFETY: the caller holds it.
     unsafe { mutex_unlock::<R>(cell) };
     0
 }

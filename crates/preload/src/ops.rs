@@ -186,6 +186,42 @@ pub struct RwOps {
     pub try_lock_exclusive: unsafe fn(*mut u8) -> bool,
     /// Releases the exclusive acquisition.
     pub unlock_exclusive: unsafe fn(*mut u8),
+    /// Acquires shared if no writer holds it, passing waiting writers (a
+    /// real-time reader's right in POSIX, see [`crate::rwlock`]); `None`
+    /// where the algorithm has no such entry. Only for locks whose
+    /// readers carry no token.
+    pub shared_past_waiters: Option<unsafe fn(*mut u8) -> bool>,
+}
+
+/// A reader-writer lock that can let a reader pass waiting writers.
+pub trait PastWaiters: RawRwLock {
+    /// See [`RwOps::shared_past_waiters`].
+    fn try_lock_shared_past_waiters(&self) -> bool;
+}
+
+impl PastWaiters for locklab::RawRwFair {
+    fn try_lock_shared_past_waiters(&self) -> bool {
+        self.try_acquire_shared_past_waiters()
+    }
+}
+
+impl PastWaiters for locklab::RawRwWriter {
+    fn try_lock_shared_past_waiters(&self) -> bool {
+        self.try_acquire_shared_past_waiters()
+    }
+}
+
+impl PastWaiters for locklab::RawRwSem {
+    fn try_lock_shared_past_waiters(&self) -> bool {
+        self.try_acquire_shared_past_waiters()
+    }
+}
+
+/// # Safety
+/// As for [`rw_lock_shared`].
+unsafe fn rw_shared_past_waiters<R: PastWaiters>(p: *mut u8) -> bool {
+    // SAFETY: a live cell, shared by design.
+    unsafe { (*p.cast::<RwCell<R>>()).lock.try_lock_shared_past_waiters() }
 }
 
 /// A reader's guard as the 8 bytes the caller keeps.
@@ -298,5 +334,16 @@ pub const fn rw_ops<R: RawRwLock + Described>() -> RwOps {
         lock_exclusive: rw_lock_exclusive::<R>,
         try_lock_exclusive: rw_try_lock_exclusive::<R>,
         unlock_exclusive: rw_unlock_exclusive::<R>,
+        shared_past_waiters: None,
+    }
+}
+
+/// The operations of reader-writer lock type `R`, whose readers can pass
+/// waiting writers.
+pub const fn rw_ops_past<R: PastWaiters + Described>() -> RwOps {
+    const { assert!(size_of::<R::SharedGuard>() == 0) };
+    RwOps {
+        shared_past_waiters: Some(rw_shared_past_waiters::<R>),
+        ..rw_ops::<R>()
     }
 }

@@ -128,6 +128,9 @@ static TABLE: AtomicPtr<Entry> = AtomicPtr::new(core::ptr::null_mut());
 static OVERFLOW: AtomicU64 = AtomicU64::new(0);
 /// Calls on objects the C library keeps.
 static GLIBC_ONLY: AtomicU64 = AtomicU64::new(0);
+/// Calls that misused a mutex: an unlock of a default-type mutex the
+/// caller does not hold (refused with `EPERM`, see [`crate::mutex`]).
+static MISUSE: AtomicU64 = AtomicU64::new(0);
 /// Threads that took a counted lock.
 static THREADS: AtomicU32 = AtomicU32::new(0);
 /// The clock and `CLOCK_MONOTONIC` at load (for the calibration).
@@ -298,6 +301,13 @@ pub fn glibc_only() {
     }
 }
 
+/// A misuse refused with an error (counted whether or not the profile is
+/// on: the count costs nothing on a correct program's path).
+#[cold]
+pub fn misuse() {
+    MISUSE.fetch_add(1, RELAXED);
+}
+
 thread_local! {
     /// This thread's number (from 1; 0 before its first counted lock).
     static IDX: Cell<u32> = const { Cell::new(0) };
@@ -310,8 +320,9 @@ thread_local! {
 
 /// The calling thread's pointer: unique among live threads, and cheaper
 /// than a thread-local of a shared library (which takes a call to find).
-#[inline]
-fn thread_pointer() -> usize {
+/// Also the owner a default-type mutex keeps ([`crate::mutex`]).
+#[inline(always)]
+pub(crate) fn thread_pointer() -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         let tp: usize;
@@ -699,6 +710,7 @@ fn describe(ip: usize) -> (String, usize, String, usize) {
 /// locklab-profile 1
 /// pid P / ppid P / exe PATH / lock NAME / rwlock NAME
 /// elapsed_ns N / tick_ns F / threads N / overflow N / glibc_only N
+/// [misuse N: unlocks of a default mutex the caller did not hold, if any]
 /// obj ADDR KIND acq contended busy wait_tot wait_max hold_tot hold_max
 ///     threads_mask first_ns last_ns reads read_contended read_wait_tot
 ///     read_wait_max read_hold_tot read_hold_max cond_waits cond_tot
@@ -754,6 +766,12 @@ fn dump(dir: &std::path::Path) -> std::io::Result<()> {
     let _ = writeln!(out, "threads {}", THREADS.load(RELAXED));
     let _ = writeln!(out, "overflow {}", OVERFLOW.load(RELAXED));
     let _ = writeln!(out, "glibc_only {}", GLIBC_ONLY.load(RELAXED));
+    // Written only when there was one, so that a reader that predates the
+    // record still reads the profile of a correct program.
+    let misuse = MISUSE.load(RELAXED);
+    if misuse > 0 {
+        let _ = writeln!(out, "misuse {misuse}");
+    }
     for i in 0..SLOTS {
         // SAFETY: inside the mapping.
         let e = unsafe { &*t.add(i) };

@@ -13,20 +13,46 @@
 //! | 28     | `__shared`     | process-shared (then glibc's)            |
 //! | 32..48 | `__pad1/2`     | the cell, or its block's address         |
 //!
+//! | 0      | `__readers`    | waiting writers and their top priority   |
+//!
 //! `pthread_rwlock_unlock` does not say which side it releases: the writer
 //! id tells. A reader's guard that carries something (`brlock`'s slot) is
 //! kept per thread, in a small table: a thread holding read locks on more
 //! than [`READ_HELD`] such locks at once gets `EAGAIN` (the POSIX error
 //! for "too many read locks").
+//!
+//! **Real-time readers.** POSIX (with the Thread Execution Scheduling
+//! option) says that a reader whose policy is `SCHED_FIFO` or `SCHED_RR`
+//! acquires the lock unless a writer holds it or a writer of higher or
+//! equal priority waits for it: a writer-preferring or fair lock must let
+//! it pass the waiting writers of lower priority. Passing every real-time
+//! thread's calls to the C library instead is not possible (one object
+//! cannot be under two implementations), so the rule is honoured here,
+//! for the locks that can let a reader in past waiting writers
+//! ([`RwOps::shared_past_waiters`]: `rw-writer`, `rw-fair` and `rwsem`;
+//! `rw-reader` lets every reader pass anyway). A writer that has to wait counts itself
+//! in the object's first word with its priority (0 unless real-time); a
+//! reader that cannot enter at once asks for its own scheduling policy
+//! (two system calls, only then) and, if it is real-time and of higher
+//! priority than every waiting writer, enters as soon as no writer holds
+//! the lock (polling, as the timed forms do), giving way as soon as a
+//! writer of its priority or above comes to wait. The top priority is
+//! kept until the last waiting writer has left (a reader may wait when it
+//! need not, never the other way round). Threads that are not real-time
+//! keep each lock's own order. `brlock` cannot let a reader pass: its
+//! writer takes each CPU's lock in turn, and holds some of them while it
+//! waits for the others.
 
 use crate::config;
 use crate::ops::RwOps;
 use crate::{profile, real, slot};
 use core::cell::Cell;
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicI32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use libc::{clockid_t, pthread_rwlock_t, pthread_rwlockattr_t, timespec};
+use std::time::{Duration, Instant};
 
+const WRITERS: usize = 0;
 const STATE: usize = 16;
 const WRITER: usize = 24;
 const SHARED: usize = 28;
@@ -64,7 +90,7 @@ unsafe fn classify(l: *mut pthread_rwlock_t, ops: &RwOps) -> Rw {
         return Rw::Glibc;
     }
     // SAFETY: the state word and the room are inside the object, aligned.
-    Rw::Ours(unsafe {
+    let cell = unsafe {
         slot::cell(
             base.add(STATE),
             base.add(ROOM),
@@ -72,7 +98,19 @@ unsafe fn classify(l: *mut pthread_rwlock_t, ops: &RwOps) -> Rw {
             ops.align,
             ops.init,
         )
-    })
+    };
+    if cell.is_null() {
+        // No memory for its cell (a statically initialized rwlock first
+        // used with the address space exhausted, whose lock call can
+        // report no error): from now on (until `destroy`) the C library's,
+        // marked process-shared, which glibc handles as any rwlock (its
+        // futexes are merely not private) and which every call here
+        // recognizes. All zeros is its initializer's state too.
+        // SAFETY: glibc's `__shared` word of the live object.
+        unsafe { slot::owner(base.add(SHARED)) }.store(1, Ordering::Relaxed);
+        return Rw::Glibc;
+    }
+    Rw::Ours(cell)
 }
 
 /// # Safety
@@ -80,6 +118,104 @@ unsafe fn classify(l: *mut pthread_rwlock_t, ops: &RwOps) -> Rw {
 unsafe fn writer<'a>(l: *mut pthread_rwlock_t) -> &'a AtomicI32 {
     // SAFETY: a word of the live object.
     unsafe { slot::owner(l.cast::<u8>().add(WRITER)) }
+}
+
+/// The waiting writers of an object of ours: bits 0..8 the highest
+/// priority among them, the rest how many.
+///
+/// # Safety
+/// `l` is live.
+unsafe fn waiting_writers<'a>(l: *mut pthread_rwlock_t) -> &'a AtomicU32 {
+    // SAFETY: a word of the live object.
+    unsafe { &*l.cast::<u8>().add(WRITERS).cast::<AtomicU32>() }
+}
+
+/// The calling thread's priority if its policy is real-time.
+fn realtime_priority() -> Option<u32> {
+    // SAFETY: no preconditions; 0 is the calling thread.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    if policy != libc::SCHED_FIFO && policy != libc::SCHED_RR {
+        return None;
+    }
+    let mut p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: a live sched_param to write.
+    unsafe { libc::sched_getparam(0, &mut p) };
+    Some(p.sched_priority.clamp(0, 255) as u32)
+}
+
+/// Runs `wait` (a writer's blocking acquisition of `l`) counted among the
+/// waiting writers with its priority, when the lock lets real-time readers
+/// pass them.
+///
+/// # Safety
+/// `l` ours, live.
+unsafe fn as_waiting_writer<T>(
+    l: *mut pthread_rwlock_t,
+    ops: &RwOps,
+    wait: impl FnOnce() -> T,
+) -> T {
+    if ops.shared_past_waiters.is_none() {
+        return wait();
+    }
+    let prio = realtime_priority().unwrap_or(0);
+    // SAFETY: the caller's contract.
+    let w = unsafe { waiting_writers(l) };
+    let _ = w.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        Some((((v >> 8) + 1) << 8) | (v & 255).max(prio))
+    });
+    let r = wait();
+    let _ = w.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        let n = (v >> 8).saturating_sub(1);
+        Some(if n == 0 { 0 } else { (n << 8) | (v & 255) })
+    });
+    r
+}
+
+/// A real-time reader's acquisition past waiting writers of lower
+/// priority (see the module documentation), for a reader that could not
+/// enter at once and is not the writer: `Some` result if the rule applied
+/// (0, or `ETIMEDOUT` at the deadline), `None` if the caller waits as any
+/// reader (not real-time, a lock that cannot, or a writer of its priority
+/// or above waits). `wait`: `None` for the try form, else the deadline
+/// (`None`: none).
+///
+/// # Safety
+/// `l` ours with `cell`, live.
+unsafe fn realtime_read(
+    l: *mut pthread_rwlock_t,
+    cell: *mut u8,
+    ops: &RwOps,
+    wait: Option<Option<Instant>>,
+) -> Option<c_int> {
+    let past = ops.shared_past_waiters?;
+    let prio = realtime_priority()?;
+    // SAFETY: the caller's contract.
+    let w = unsafe { waiting_writers(l) };
+    let outranks = || {
+        let v = w.load(Ordering::Relaxed);
+        v >> 8 == 0 || prio > v & 255
+    };
+    let mut gave_way = false;
+    let mut attempt = || {
+        if !outranks() {
+            gave_way = true;
+            return true;
+        }
+        // SAFETY: a cell of `ops`.
+        unsafe { past(cell) }
+    };
+    let got = match wait {
+        None => attempt(),
+        Some(deadline) => {
+            let d = deadline.unwrap_or_else(|| Instant::now() + Duration::from_secs(1 << 32));
+            slot::poll_until(d, attempt) == 0
+        }
+    };
+    match (gave_way, got, wait) {
+        (true, _, _) | (false, false, None) => None,
+        (false, true, _) => Some(0),
+        (false, false, Some(_)) => Some(libc::ETIMEDOUT),
+    }
 }
 
 /// Keeps a reader's token; false if the table is full.
@@ -181,6 +317,29 @@ pub unsafe extern "C" fn pthread_rwlock_init(
         l.cast::<u8>()
             .write_bytes(0, core::mem::size_of::<pthread_rwlock_t>())
     };
+    // A cell that lives beside the object is taken now, where running out
+    // of memory can be reported.
+    if !slot::fits(ops.size, ops.align) {
+        let base = l.cast::<u8>();
+        // SAFETY: the state word and the room of the object just written.
+        let cell = unsafe {
+            slot::cell(
+                base.add(STATE),
+                base.add(ROOM),
+                ops.size,
+                ops.align,
+                ops.init,
+            )
+        };
+        if cell.is_null() {
+            // SAFETY: as above: not initialized after all.
+            unsafe {
+                l.cast::<u8>()
+                    .write_bytes(0, core::mem::size_of::<pthread_rwlock_t>())
+            };
+            return libc::ENOMEM;
+        }
+    }
     0
 }
 
@@ -223,7 +382,16 @@ rw_fn!(
     real::__pthread_rwlock_rdlock,
     |l, cell, ops: &RwOps| {
         // SAFETY: ours (the macro's caller).
-        unsafe { read_ours(l, cell, ops, || Some((ops.lock_shared)(cell))) }
+        unsafe {
+            match read_ours(l, cell, ops, || (ops.try_lock_shared)(cell)) {
+                libc::EBUSY => {}
+                r => return r,
+            }
+            if let Some(r) = realtime_read(l, cell, ops, Some(None)) {
+                return r;
+            }
+            read_ours(l, cell, ops, || Some((ops.lock_shared)(cell)))
+        }
     }
 );
 rw_fn!(
@@ -231,7 +399,12 @@ rw_fn!(
     real::__pthread_rwlock_tryrdlock,
     |l, cell, ops: &RwOps| {
         // SAFETY: ours.
-        unsafe { try_form(read_ours(l, cell, ops, || (ops.try_lock_shared)(cell))) }
+        unsafe {
+            match try_form(read_ours(l, cell, ops, || (ops.try_lock_shared)(cell))) {
+                libc::EBUSY => realtime_read(l, cell, ops, None).unwrap_or(libc::EBUSY),
+                r => r,
+            }
+        }
     }
 );
 rw_fn!(
@@ -241,7 +414,9 @@ rw_fn!(
         // SAFETY: ours.
         unsafe {
             write_ours(l, || {
-                (ops.lock_exclusive)(cell);
+                if !(ops.try_lock_exclusive)(cell) {
+                    as_waiting_writer(l, ops, || (ops.lock_exclusive)(cell));
+                }
                 true
             })
         }
@@ -311,14 +486,28 @@ unsafe fn timed(
         Ok(d) => d,
         Err(e) => return e,
     };
-    let mut result = 0;
-    let r = slot::poll_until(deadline, || match attempt() {
-        libc::EBUSY => false,
-        r => {
-            result = r;
-            true
+    if !write {
+        // SAFETY: ours, and not the writer (the attempt said EBUSY).
+        if let Some(r) = unsafe { realtime_read(l, cell, ops, Some(Some(deadline))) } {
+            return r;
         }
-    });
+    }
+    let mut result = 0;
+    let mut poll = || {
+        slot::poll_until(deadline, || match attempt() {
+            libc::EBUSY => false,
+            r => {
+                result = r;
+                true
+            }
+        })
+    };
+    let r = if write {
+        // SAFETY: ours.
+        unsafe { as_waiting_writer(l, ops, poll) }
+    } else {
+        poll()
+    };
     if r == 0 {
         result
     } else {

@@ -17,6 +17,15 @@
 //! pthread mutexes (jemalloc, tcmalloc) must not be called while one of its
 //! own mutexes is being set up. A block is taken when an object is first
 //! used (never again on the lock path) and returned by `destroy`.
+//!
+//! **Out of memory.** When the arena cannot grow (`mmap` fails: the
+//! address space is exhausted, `RLIMIT_AS`), the set-up fails instead of
+//! ending the process: the object's state word says so for good
+//! ([`FAILED`], until `destroy`), and [`cell`] returns null to every
+//! caller, which either reports `ENOMEM` (the `init` functions set the
+//! cell up at once, where an error can be returned) or falls back to
+//! something that needs no cell (a statically initialized object, whose
+//! first use can return no error: see `mutex`, `rwlock` and `cond`).
 
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,13 +33,21 @@ use std::time::{Duration, Instant};
 /// State word values.
 const FRESH: u32 = 0;
 const BUSY: u32 = 1;
-const READY: u32 = 2;
+/// The cell is set up.
+pub const READY: u32 = 2;
+/// The set-up found no memory. Any value from this one up means so: an
+/// object that falls back to the C library may count its users in the
+/// state word's place (glibc's mutex keeps `__nusers` there), which only
+/// goes up from here.
+pub const FAILED: u32 = 3;
 
 /// Room for a cell in the object.
 pub const ROOM: usize = 16;
 
 /// The cell of the object whose state word is at `state` and whose room
-/// (or block address) is at `room`, set up on first use with `init`.
+/// (or block address) is at `room`, set up on first use with `init`; null
+/// if a block was needed and none could be had (then for good, until
+/// [`tear_down`]).
 ///
 /// # Safety
 /// `state` and `room` point into one live object the caller may use, the
@@ -46,9 +63,9 @@ pub unsafe fn cell(
 ) -> *mut u8 {
     // SAFETY: a u32 of the object, aligned (the callers' offsets are).
     let st = unsafe { &*state.cast::<AtomicU32>() };
-    if st.load(Ordering::Acquire) != READY {
-        // SAFETY: the caller's contract.
-        unsafe { set_up(st, room, size, align, init) };
+    // SAFETY: the caller's contract.
+    if st.load(Ordering::Acquire) != READY && !unsafe { set_up(st, room, size, align, init) } {
+        return core::ptr::null_mut();
     }
     if fits(size, align) {
         room
@@ -64,6 +81,8 @@ pub const fn fits(size: usize, align: usize) -> bool {
     size <= ROOM && align <= 8
 }
 
+/// Sets the cell up (or waits for the thread that does); false if it
+/// failed for want of memory.
 #[cold]
 unsafe fn set_up(
     st: &AtomicU32,
@@ -71,7 +90,7 @@ unsafe fn set_up(
     size: usize,
     align: usize,
     init: unsafe fn(*mut u8),
-) {
+) -> bool {
     loop {
         match st.compare_exchange(FRESH, BUSY, Ordering::Acquire, Ordering::Acquire) {
             Ok(_) => {
@@ -80,6 +99,10 @@ unsafe fn set_up(
                     unsafe { init(room) };
                 } else {
                     let block = alloc(size, align);
+                    if block.is_null() {
+                        st.store(FAILED, Ordering::Release);
+                        return false;
+                    }
                     // SAFETY: a fresh block of `size` bytes, aligned.
                     unsafe { init(block) };
                     // SAFETY: the room holds an 8-aligned word.
@@ -90,10 +113,11 @@ unsafe fn set_up(
                 st.store(READY, Ordering::Release);
                 // A lock of locklab's took effect (see `mark`).
                 crate::mark::used();
-                return;
+                return true;
             }
-            Err(READY) => return,
-            Err(_) => pause_a_little(),
+            Err(READY) => return true,
+            Err(BUSY) => pause_a_little(),
+            Err(_) => return false,
         }
     }
 }
@@ -149,7 +173,8 @@ fn locked<T>(f: impl FnOnce() -> T) -> T {
     r
 }
 
-fn alloc(size: usize, align: usize) -> *mut u8 {
+/// A block of the arena, or null if it cannot grow.
+pub(crate) fn alloc(size: usize, align: usize) -> *mut u8 {
     let (c, bytes) = class(size, align);
     assert!(c < CLASSES, "a lock cell of {size} bytes");
     locked(|| {
@@ -163,7 +188,21 @@ fn alloc(size: usize, align: usize) -> *mut u8 {
         let mut at = ARENA.next.load(Ordering::Relaxed).next_multiple_of(bytes);
         if at == 0 || at + bytes > ARENA.end.load(Ordering::Relaxed) {
             let len = CHUNK.max(bytes);
-            let p = locklab::util::map_anon(len, "locklab-preload: out of memory for a lock\n");
+            // SAFETY: an anonymous private mapping at an address of the
+            // kernel's choosing touches no existing memory.
+            let p = unsafe {
+                libc::mmap(
+                    core::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return core::ptr::null_mut();
+            }
             at = p as usize;
             ARENA.end.store(at + len, Ordering::Relaxed);
         }
@@ -172,7 +211,8 @@ fn alloc(size: usize, align: usize) -> *mut u8 {
     })
 }
 
-fn free(block: *mut u8, size: usize, align: usize) {
+/// Gives a block of [`alloc`] back.
+pub(crate) fn free(block: *mut u8, size: usize, align: usize) {
     let (c, _) = class(size, align);
     locked(|| {
         // SAFETY: a block of this class, no longer used: its first word

@@ -214,6 +214,37 @@ impl Condvar {
         Ok(WaitTimeoutResult(wake == Wake::TimedOut))
     }
 
+    /// A wait taken apart, for a caller that must do the sleeping itself:
+    /// the C interface (`locklab-preload`), whose condition wait is a
+    /// thread-cancellation point, sleeps with cancellation enabled and must
+    /// undo the wait when the thread is cancelled asleep, which a closure
+    /// inside [`try_wait_with`](Self::try_wait_with) cannot do.
+    ///
+    /// Call it holding the mutex at `mutex`: it registers the waiter (or
+    /// refuses a second mutex, as `try_wait_with` does) and returns the
+    /// value to sleep on. Then release the mutex, sleep on
+    /// [`futex_word`](Self::futex_word) while it holds that value (a
+    /// process-private futex wait: a broadcast requeues its sleepers with
+    /// `FUTEX_CMP_REQUEUE_PRIVATE`), take the mutex back, and call
+    /// [`end_wait`](Self::end_wait) with the same mutex, whatever ended
+    /// the sleep. `try_wait_with` is exactly these steps.
+    pub fn begin_wait(&self, mutex: *const ()) -> Result<u32, TwoMutexes> {
+        self.enter(mutex as usize)
+    }
+
+    /// The word a wait begun by [`begin_wait`](Self::begin_wait) sleeps on.
+    #[cfg(not(loom))]
+    pub fn futex_word(&self) -> &std::sync::atomic::AtomicU32 {
+        &self.seq
+    }
+
+    /// Ends a wait begun by [`begin_wait`](Self::begin_wait), the mutex
+    /// held again: passes on the broadcast's wake it owes, if any, and
+    /// unregisters the waiter.
+    pub fn end_wait(&self, mutex: *const ()) {
+        self.leave(mutex as usize)
+    }
+
     /// Registers a waiter (mutex held) and reads `seq` while the mutex still
     /// keeps notifiers out.
     fn enter(&self, mutex: usize) -> Result<u32, TwoMutexes> {

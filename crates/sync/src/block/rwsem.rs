@@ -388,6 +388,30 @@ impl RawRwSem {
         false
     }
 
+    /// Takes a read lock if no writer *holds* it, even while writers wait
+    /// (or a writer's hand-off is pending): for a caller entitled to pass
+    /// waiting writers (POSIX's rule for a real-time reader of higher
+    /// priority than every waiting writer, which `locklab-preload` keeps).
+    /// A waiting writer finds a reader counted, as it does when readers
+    /// were inside before it began to wait, and the last reader's release
+    /// wakes it as usual.
+    #[inline]
+    pub fn try_acquire_shared_past_waiters(&self) -> bool {
+        let mut s = self.state.load(Ordering::Relaxed);
+        while s & (WRITER | OVERFLOW) == 0 {
+            match self.state.compare_exchange_weak(
+                s,
+                s + READER,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(x) => s = x,
+            }
+        }
+        false
+    }
+
     /// Releases a read lock.
     ///
     /// # Safety

@@ -186,6 +186,28 @@ impl RawRwFair {
         false
     }
 
+    /// Takes a read lock if no writer *holds* it, even while a writer waits
+    /// at the head of the queue: for a caller entitled to pass waiting
+    /// writers (POSIX's rule for a real-time reader of higher priority than
+    /// every waiting writer, which `locklab-preload` keeps). The waiting
+    /// writer cannot enter while this unit is counted (its CAS from
+    /// `WAITING` wants no reader), so it only waits longer; the release is
+    /// the usual one.
+    #[inline]
+    pub fn try_acquire_shared_past_waiters(&self) -> bool {
+        let mut s = self.state.load(Ordering::Relaxed);
+        while s & (LOCKED | OVERFLOW) == 0 {
+            match self
+                .state
+                .compare_exchange(s, s + READER, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(x) => s = x,
+            }
+        }
+        false
+    }
+
     /// Releases a read lock.
     ///
     /// # Safety

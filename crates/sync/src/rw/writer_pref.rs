@@ -159,6 +159,27 @@ impl RawRwWriter {
         false
     }
 
+    /// Takes a read lock if no writer *holds* it, even while writers wait:
+    /// for a caller entitled to pass waiting writers (POSIX's rule for a
+    /// real-time reader of higher priority than every waiting writer, which
+    /// `locklab-preload` keeps). A waiting writer takes the lock only by a
+    /// CAS that finds no reader counted, so it only waits longer; the
+    /// release is the usual one.
+    #[inline]
+    pub fn try_acquire_shared_past_waiters(&self) -> bool {
+        let mut s = self.state.load(Ordering::Relaxed);
+        while s & (WRITER | OVERFLOW) == 0 && s & READERS != READERS {
+            match self
+                .state
+                .compare_exchange(s, s + READER, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(x) => s = x,
+            }
+        }
+        false
+    }
+
     /// Releases a read lock.
     ///
     /// # Safety

@@ -25,6 +25,9 @@ pub struct Process {
     pub overflow: u64,
     /// Calls on objects the C library keeps (not counted).
     pub glibc_only: u64,
+    /// Unlocks of a default mutex the caller did not hold, refused with
+    /// `EPERM` (the `misuse` record, written only when there was one).
+    pub misuse: u64,
     /// Its counted objects.
     pub objects: Vec<Object>,
 }
@@ -168,6 +171,7 @@ pub fn parse(text: &str) -> Result<Process, String> {
         threads: 0,
         overflow: 0,
         glibc_only: 0,
+        misuse: 0,
         objects: Vec::new(),
     };
     for (n, line) in lines.enumerate() {
@@ -183,6 +187,7 @@ pub fn parse(text: &str) -> Result<Process, String> {
             "threads" => p.threads = num(rest).map_err(at)? as u32,
             "overflow" => p.overflow = num(rest).map_err(at)?,
             "glibc_only" => p.glibc_only = num(rest).map_err(at)?,
+            "misuse" => p.misuse = num(rest).map_err(at)?,
             "tick_ns" => {}
             "obj" => p.objects.push(object(rest).map_err(at)?),
             _ => return Err(at(format!("unknown record '{key}'"))),
@@ -283,6 +288,17 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Process>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The interposer writes `misuse N` only when a default mutex was
+    /// unlocked by a thread that did not hold it; a profile without the
+    /// record reads as none.
+    #[test]
+    fn reads_the_misuse_count_when_there_is_one() {
+        let head = "locklab-profile 1\npid 7\nppid 1\nexe /bin/x\nlock mcs\nrwlock pthread-rw\n\
+                    elapsed_ns 5000\ntick_ns 0.43\nthreads 3\noverflow 0\nglibc_only 0\n";
+        assert_eq!(parse(&format!("{head}misuse 6\n")).unwrap().misuse, 6);
+        assert_eq!(parse(head).unwrap().misuse, 0);
+    }
 
     #[test]
     fn reads_what_the_interposer_writes() {
