@@ -721,6 +721,38 @@ mod tests {
         assert_eq!(*l.read(), 1);
     }
 
+    /// A reader entitled to pass waiting writers gets in while a writer
+    /// waits, not while one holds; the waiting writer is woken once both
+    /// readers have left.
+    #[test]
+    fn a_reader_past_waiters_enters_unless_a_writer_holds() {
+        let _w = Watchdog::new("a_reader_past_waiters_enters_unless_a_writer_holds", HANG);
+        let l = RwSem::new(0u32);
+        let r = l.read();
+        std::thread::scope(|s| {
+            s.spawn(|| *l.write() += 1);
+            // SAFETY: only reads the state word and takes a read lock that
+            // is released below.
+            let raw = unsafe { l.raw() };
+            until(|| raw.bits() & W_WAIT != 0);
+            let past = raw.try_acquire_shared_past_waiters();
+            if past {
+                // SAFETY: taken just above.
+                unsafe { raw.release_shared() };
+            }
+            drop(r);
+            assert!(
+                past,
+                "a reader past waiters was kept out by a waiting writer"
+            );
+        });
+        assert_eq!(*l.read(), 1);
+        let w = l.write();
+        // SAFETY: only tries (and must fail).
+        assert!(!unsafe { l.raw() }.try_acquire_shared_past_waiters());
+        drop(w);
+    }
+
     #[test]
     fn eight_threads_mixing_readers_and_writers_count_exactly() {
         testing::rw_mix::<RawRwSem>(8, 20_000);

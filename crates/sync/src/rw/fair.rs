@@ -503,6 +503,47 @@ mod tests {
         assert!(!l.is_held());
     }
 
+    /// A reader entitled to pass waiting writers gets in while the writer
+    /// at the head waits for the readers inside, not while a writer holds;
+    /// the writer enters once both readers have left.
+    #[test]
+    fn a_reader_past_waiters_enters_unless_a_writer_holds() {
+        let _w = Watchdog::new("a_reader_past_waiters_enters_unless_a_writer_holds", HANG);
+        let l = RawRwFair::new();
+        l.acquire_shared();
+        std::thread::scope(|s| {
+            let w = s.spawn(|| {
+                l.acquire_exclusive();
+                // SAFETY: taken just above.
+                unsafe { l.release_exclusive() };
+            });
+            until(|| l.bits() & WAITING != 0);
+            let past = s
+                .spawn(|| l.try_acquire_shared_past_waiters())
+                .join()
+                .unwrap();
+            if past {
+                // SAFETY: taken by the helper thread just above.
+                unsafe { l.release_shared() };
+            }
+            // SAFETY: taken above by this thread.
+            unsafe { l.release_shared() };
+            w.join().unwrap();
+            assert!(
+                past,
+                "a reader past waiters was kept out by a waiting writer"
+            );
+        });
+        assert!(l.try_acquire_exclusive());
+        assert!(
+            !l.try_acquire_shared_past_waiters(),
+            "got past a holding writer"
+        );
+        // SAFETY: taken just above.
+        unsafe { l.release_exclusive() };
+        assert!(!l.is_held());
+    }
+
     /// The documented deadlock, observed without hanging: this thread holds
     /// a read lock, a writer reaches the head of the queue, and this
     /// thread's second read then queues behind it (`try_acquire_shared`

@@ -327,6 +327,47 @@ mod tests {
     use std::sync::atomic::{AtomicBool, AtomicU64};
     use std::time::Duration;
 
+    /// A reader entitled to pass waiting writers gets in while a writer
+    /// waits, not while one holds; the writer enters once both readers
+    /// have left.
+    #[test]
+    fn a_reader_past_waiters_enters_unless_a_writer_holds() {
+        let _w = Watchdog::new("a_reader_past_waiters_enters_unless_a_writer_holds", HANG);
+        let l = RawRwWriter::new();
+        l.acquire_shared();
+        std::thread::scope(|s| {
+            let w = s.spawn(|| {
+                l.acquire_exclusive();
+                // SAFETY: taken just above.
+                unsafe { l.release_exclusive() };
+            });
+            until(|| l.waiting_writers() == 1);
+            assert!(
+                !l.try_acquire_shared(),
+                "a plain reader got past a waiting writer"
+            );
+            let past = l.try_acquire_shared_past_waiters();
+            if past {
+                // SAFETY: taken just above.
+                unsafe { l.release_shared() };
+            }
+            // SAFETY: taken above by this thread.
+            unsafe { l.release_shared() };
+            w.join().unwrap();
+            assert!(
+                past,
+                "a reader past waiters was kept out by a waiting writer"
+            );
+        });
+        assert!(l.try_acquire_exclusive());
+        assert!(
+            !l.try_acquire_shared_past_waiters(),
+            "got past a holding writer"
+        );
+        // SAFETY: taken just above.
+        unsafe { l.release_exclusive() };
+    }
+
     #[test]
     fn six_threads_mixing_readers_and_writers_count_exactly() {
         testing::rw_mix::<RawRwWriter>(6, 20_000);
