@@ -139,18 +139,26 @@ impl Group {
         }
     }
 
-    /// The pids its files name (some may not be written yet).
-    pub fn pids(&self) -> Vec<i32> {
-        ["main", "child", "fg"]
+    /// The pids its files name (some may not be written yet), each with
+    /// what its command line holds: the tag (the script and `sleep TAG`),
+    /// or the tag plus one (the foreground `sleep`).
+    fn named(&self) -> Vec<(i32, String)> {
+        [("main", 0), ("child", 0), ("fg", 1)]
             .iter()
-            .filter_map(|k| {
-                std::fs::read_to_string(self.dir.join(format!("{}.{k}", self.tag)))
+            .filter_map(|(k, plus)| {
+                let pid = std::fs::read_to_string(self.dir.join(format!("{}.{k}", self.tag)))
                     .ok()?
                     .trim()
                     .parse()
-                    .ok()
+                    .ok()?;
+                Some((pid, (self.tag + plus).to_string()))
             })
             .collect()
+    }
+
+    /// The pids its files name (some may not be written yet).
+    pub fn pids(&self) -> Vec<i32> {
+        self.named().into_iter().map(|(p, _)| p).collect()
     }
 
     /// Waits until the script has written its pids (it is hanging), up to
@@ -167,11 +175,12 @@ impl Group {
     }
 
     /// Its processes still running: each pid whose command line still
-    /// names the tag (so not a reused pid) and that is not a zombie.
+    /// holds what it did (so not a reused pid) and that is not a zombie.
     pub fn running(&self) -> Vec<i32> {
-        self.pids()
+        self.named()
             .into_iter()
-            .filter(|&p| alive_with(p, &self.tag.to_string()))
+            .filter(|(p, needle)| alive_with(*p, needle))
+            .map(|(p, _)| p)
             .collect()
     }
 
@@ -211,7 +220,7 @@ impl Group {
             "its process group still has members"
         );
         if let Ok(o) = Command::new("pgrep")
-            .args(["-f", &format!("sleep {}", self.tag)])
+            .args(["-f", &format!("sleep ({}|{})$", self.tag, self.tag + 1)])
             .output()
         {
             assert!(
