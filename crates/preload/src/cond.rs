@@ -494,7 +494,12 @@ unsafe fn wait(
     // The binding is ours (above): the condvar's own, keyed by the block,
     // never refuses.
     let Ok(observed) = block.cv.begin_wait(b.cast()) else {
-        unreachable!("one key never makes two mutexes")
+        // One key never makes two mutexes; were it to, an error, not a
+        // panic (which would unwind into the C caller from here).
+        block.release_one(Some(epoch));
+        // SAFETY: counted in above.
+        unsafe { Block::leave(b, false) };
+        return libc::EINVAL;
     };
     let released = match target {
         // SAFETY: the caller holds `m`, a glibc mutex.
