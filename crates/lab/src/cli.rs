@@ -49,10 +49,10 @@ pub enum Cmd {
     #[command(display_order = 5)]
     Show {
         /// Run id, or `last`.
-        #[arg(value_parser = parse_run)]
+        #[arg(allow_negative_numbers = true, value_parser = parse_run)]
         run: RunRef,
         /// Output format (`--json` is `--format json`).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = trimmed_enum::<Format>())]
         format: Option<Format>,
         /// With `--format csv` or `markdown`: one row per repetition
         /// instead of per point.
@@ -68,12 +68,12 @@ pub enum Cmd {
         /// The run compared with it: a run id, `last`, or a baseline's name.
         b: String,
         /// Output format (`--json` is `--format json`).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = trimmed_enum::<Format>())]
         format: Option<Format>,
         /// Changes smaller than this (in %) are within noise, not marked,
         /// even when the interval excludes 1: runs minutes apart drift by a
         /// few % that the repetitions of one run do not see.
-        #[arg(long, default_value_t = 5, value_parser = parse_pct)]
+        #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = parse_pct)]
         noise: u32,
     },
     /// Name a stored run as a baseline to compare later runs with, list the
@@ -89,7 +89,7 @@ pub enum Cmd {
     #[command(display_order = 12)]
     Report {
         /// Run ids, or `last`; none means the newest run.
-        #[arg(value_parser = parse_run)]
+        #[arg(allow_negative_numbers = true, value_parser = parse_run)]
         runs: Vec<RunRef>,
         /// Output HTML file.
         #[arg(long, value_name = "FILE.html")]
@@ -99,7 +99,7 @@ pub enum Cmd {
     #[command(display_order = 9)]
     Plot {
         /// Run id, or `last`.
-        #[arg(value_parser = parse_run)]
+        #[arg(allow_negative_numbers = true, value_parser = parse_run)]
         run: RunRef,
         /// Output SVG file.
         #[arg(long, value_name = "FILE.svg")]
@@ -154,7 +154,7 @@ pub enum BaselineCmd {
         /// nor `last`.
         name: String,
         /// Run id, or `last`.
-        #[arg(value_parser = parse_run)]
+        #[arg(allow_negative_numbers = true, value_parser = parse_run)]
         run: RunRef,
     },
     /// List the baselines.
@@ -187,12 +187,13 @@ impl Cli {
         if !draws.is_empty() {
             help = format!("{help}. {}", draws.join("; "));
         }
-        Cli::command().mut_subcommand("plot", |plot| {
+        let cmd = Cli::command().mut_subcommand("plot", |plot| {
             plot.mut_arg("bench", |a| {
-                a.value_parser(clap::builder::PossibleValuesParser::new(names))
+                a.value_parser(Trimmed(clap::builder::PossibleValuesParser::new(names)))
                     .help(help)
             })
-        })
+        });
+        numbers_take_any_value(cmd).mut_subcommands(groups_need_a_subcommand)
     }
 
     /// Parses the arguments as [`Cli::command_line`] defines them.
@@ -201,6 +202,89 @@ impl Cli {
         let matches = Cli::command_line().try_get_matches_from(args)?;
         Cli::from_arg_matches(&matches)
     }
+}
+
+/// Every numeric option (an option marked `allow_negative_numbers`, in
+/// this tree and the studies' arguments alike) takes any value that starts
+/// with `-` as its value, in `cmd` and all its subcommands. clap itself
+/// takes `-1` as a number but `-inf`, `-.5` or `-x` as an unknown flag, and
+/// refuses it without naming the option it was given to; taken as a value,
+/// it reaches the option's parser, whose message names the option, the
+/// value and what is allowed. (A positional run id keeps clap's own rule,
+/// so that a flag after it is still a flag.)
+fn numbers_take_any_value(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.is_allow_negative_numbers_set() && !a.is_positional() {
+            a.allow_hyphen_values(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(numbers_take_any_value)
+}
+
+/// A command group (`baseline` and the groups of the studies' commands)
+/// given without its subcommand is refused in one line that lists the subcommands (clap's
+/// "requires a subcommand" error, which `main` prints on one line), not
+/// with a page of help; in `cmd` and all its subcommands. `locklab` alone
+/// still prints the help: that is how one starts.
+fn groups_need_a_subcommand(cmd: clap::Command) -> clap::Command {
+    let cmd = if cmd.is_subcommand_required_set() {
+        cmd.arg_required_else_help(false)
+    } else {
+        cmd
+    };
+    cmd.mut_subcommands(groups_need_a_subcommand)
+}
+
+/// The names of a comma-separated list, each with the whitespace around
+/// it trimmed (`' mcs, ticket'` is `mcs` and `ticket`): the one rule of
+/// every option that takes names or numbers. `None` if an item is empty
+/// (`a,,b`, a trailing comma, a blank value), which each option refuses
+/// with its own list of what is allowed.
+pub fn name_items(s: &str) -> Option<Vec<&str>> {
+    let items: Vec<&str> = s.split(',').map(str::trim).collect();
+    if items.iter().any(|i| i.is_empty()) {
+        None
+    } else {
+        Some(items)
+    }
+}
+
+/// A value parser that trims the whitespace around a value before `P`
+/// parses it, as [`name_items`] does for lists: for the options whose
+/// names clap checks itself (`--format`, `--delay-dist`, …). The help
+/// still lists `P`'s possible values.
+#[derive(Clone)]
+pub struct Trimmed<P>(pub P);
+
+impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Trimmed<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let trimmed = value
+            .to_str()
+            .map_or(value, |v| std::ffi::OsStr::new(v.trim()));
+        self.0.parse_ref(cmd, arg, trimmed)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        self.0.possible_values()
+    }
+}
+
+/// `E`'s names, trimmed ([`Trimmed`]): the value parser of an option
+/// whose values are a [`clap::ValueEnum`].
+pub fn trimmed_enum<E: clap::ValueEnum + Clone + Send + Sync + 'static>(
+) -> Trimmed<clap::builder::EnumValueParser<E>> {
+    Trimmed(clap::builder::EnumValueParser::new())
 }
 
 /// A validated list of durations in ns, ascending, without duplicates.
@@ -298,12 +382,15 @@ pub enum RunRef {
 pub struct ThreadList(pub Vec<u32>);
 
 pub(crate) fn parse_run(s: &str) -> Result<RunRef, String> {
+    let s = s.trim();
     if s == "last" {
         return Ok(RunRef::Last);
     }
     match s.parse::<i64>() {
         Ok(n) if n >= 1 => Ok(RunRef::Id(n)),
-        _ => Err("a run is a positive integer id or `last`; `locklab runs` lists them".into()),
+        _ => Err(format!(
+            "'{s}' is not a run: allowed a positive integer id or `last` (`locklab runs` lists them)"
+        )),
     }
 }
 
@@ -332,7 +419,8 @@ pub(crate) fn parse_threads(s: &str) -> Result<ThreadList, String> {
 }
 
 pub(crate) fn parse_ns(s: &str) -> Result<u64, String> {
-    if s.trim_start().starts_with('-') {
+    let s = s.trim();
+    if s.starts_with('-') {
         return Err(format!(
             "'{s}' is a negative duration: allowed 0 to {MAX_NS} ns (one second)"
         ));
@@ -343,7 +431,7 @@ pub(crate) fn parse_ns(s: &str) -> Result<u64, String> {
             "{n} ns is too long: allowed 0 to {MAX_NS} ns (one second)"
         )),
         Err(_) => Err(format!(
-            "'{s}' is not a duration: a whole number of nanoseconds from 0 to {MAX_NS}"
+            "'{s}' is not a duration: allowed a whole number of nanoseconds from 0 to {MAX_NS}"
         )),
     }
 }
@@ -352,21 +440,28 @@ pub(crate) fn parse_pct(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u64>() {
         Ok(n) if n <= 100 => Ok(n as u32),
         Ok(n) => Err(format!("{n} % is out of range: allowed 0 to 100")),
-        Err(_) => Err(format!("'{}' is not a percentage (0 to 100)", s.trim())),
+        Err(_) => Err(format!(
+            "'{}' is not a percentage: allowed 0 to 100",
+            s.trim()
+        )),
     }
 }
 
 pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
+    let s = s.trim();
     match s.parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 && x <= MAX_SECS => Ok(x),
         Ok(_) => Err(format!(
             "'{s}' seconds is out of range: allowed more than 0 up to {MAX_SECS}"
         )),
-        Err(_) => Err(format!("'{s}' is not a number of seconds (e.g. 0.5)")),
+        Err(_) => Err(format!(
+            "'{s}' is not a number of seconds: allowed more than 0 up to {MAX_SECS} (e.g. 0.5)"
+        )),
     }
 }
 
 pub(crate) fn parse_reps(s: &str) -> Result<u32, String> {
+    let s = s.trim();
     match s.parse::<u32>() {
         Ok(n) if (1..=1000).contains(&n) => Ok(n),
         _ => Err(format!("'{s}' repetitions: allowed 1 to 1000")),

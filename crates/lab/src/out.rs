@@ -121,3 +121,71 @@ macro_rules! noteln {
         $crate::out::note(&format!($($arg)*))
     };
 }
+
+/// `arg` as a POSIX shell reads it back as one word: as it is when it
+/// holds only characters no shell treats specially, else in single quotes
+/// (inside which nothing is special), each `'` written `'\''` (end the
+/// quotes, an escaped quote, quotes again). An empty argument is `''`.
+pub fn shell_quote(arg: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    // `=` and `~` are special only at a word's start (an assignment before
+    // a command, a home directory); `=` inside a word is kept plain.
+    if !arg.is_empty() && arg.chars().all(plain) && !arg.starts_with('=') {
+        std::borrow::Cow::Borrowed(arg)
+    } else {
+        std::borrow::Cow::Owned(format!("'{}'", arg.replace('\'', r"'\''")))
+    }
+}
+
+/// A command line as a shell reads it back word for word: each argument
+/// [`shell_quote`]d, joined by spaces. What a run stores as its command,
+/// and the "exact command" that `show` and `report` print, so that it can
+/// be pasted back into a shell.
+pub fn shell_command<'a>(args: impl IntoIterator<Item = &'a str>) -> String {
+    args.into_iter()
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod shell_tests {
+    use super::*;
+
+    #[test]
+    fn quoted_words_read_back_through_sh() {
+        let words = [
+            "locklab",
+            "--locks",
+            " mcs, ticket",
+            "it's",
+            "$HOME",
+            "a\"b",
+            "",
+            "`id`",
+            "x;y|z&",
+            "*",
+            "~",
+            "=x",
+            "a=b",
+            "tab\there",
+            "new\nline",
+            "\\",
+            "ünïcode",
+        ];
+        let line = shell_command(words.iter().copied());
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {line}"))
+            .output()
+            .unwrap();
+        let back: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect();
+        assert_eq!(back, words, "{line}");
+        assert_eq!(shell_quote("bench"), "bench");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

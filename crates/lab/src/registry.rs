@@ -278,12 +278,12 @@ pub fn pick<T: Copy>(
             out.push(t);
         }
     };
-    for n in list.split(',').map(str::trim) {
-        if n.is_empty() {
-            return Err(LabError::input(format!(
-                "--locks '{list}': empty name in the list; valid locks: all, {valid}"
-            )));
-        }
+    let names = crate::cli::name_items(list).ok_or_else(|| {
+        LabError::input(format!(
+            "--locks '{list}': empty name in the list; valid locks: all, {valid}"
+        ))
+    })?;
+    for n in names {
         if n == "all" {
             for &t in every {
                 add(t, &mut out);

@@ -64,11 +64,12 @@ pub fn stored_run_as(
     let meta = RunMeta {
         id: None,
         kind: kind.into(),
-        // The program as the user knows it, not the path cargo built it at.
-        command: std::iter::once("locklab")
-            .chain(argv.iter().skip(1).map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
+        // The program as the user knows it, not the path cargo built it at;
+        // each argument quoted as a shell needs, so that the command can be
+        // pasted back.
+        command: crate::out::shell_command(
+            std::iter::once("locklab").chain(argv.iter().skip(1).map(String::as_str)),
+        ),
         params,
         machine: machine::detect(),
         started: machine::now_rfc3339(),

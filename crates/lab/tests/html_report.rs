@@ -95,9 +95,9 @@ fn report_is_self_contained_ordered_escaped_and_rendered() {
         assert!(!html.contains(bad), "the report holds {bad}");
     }
     // Escaped: the database name, with markup characters, is in the
-    // command only as text.
+    // command only as text (shell-quoted: '…/a<b>&'\''x.db').
     assert!(
-        html.contains("a&lt;b&gt;&amp;&#39;x.db"),
+        html.contains("a&lt;b&gt;&amp;&#39;\\&#39;&#39;x.db&#39;"),
         "the command is escaped"
     );
     assert!(!html.contains("a<b>"), "raw markup from a value");

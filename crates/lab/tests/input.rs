@@ -239,3 +239,251 @@ fn a_new_database_that_cannot_be_written_whole_is_not_left_behind() {
     assert_eq!(std::fs::read(&db).unwrap(), before);
     assert_eq!(names(d.path()), vec!["t.db".to_string()]);
 }
+
+/// Whether the command line `args` gets past clap with this value: `Ok`, or
+/// an error that is not about a value (a missing required argument, a
+/// conflict) once every value was taken.
+fn value_taken(args: &[&str]) -> Result<(), clap::Error> {
+    use clap::error::ErrorKind;
+    let argv: Vec<std::ffi::OsString> = std::iter::once("locklab")
+        .chain(args.iter().copied())
+        .map(Into::into)
+        .collect();
+    match locklab_lab::cli::Cli::try_parse_args(&argv) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::ValueValidation | ErrorKind::InvalidValue
+            ) =>
+        {
+            Err(e)
+        }
+        Err(e) if e.kind() == ErrorKind::UnknownArgument => Err(e),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Every option that takes a value, with the words of the subcommands that
+/// lead to it: (`["bench", "spin"]`, `"--secs"`).
+fn options(cmd: &clap::Command, path: &[String], out: &mut Vec<(Vec<String>, String)>) {
+    for a in cmd.get_arguments() {
+        if a.is_positional() || !a.get_action().takes_values() {
+            continue;
+        }
+        if let Some(long) = a.get_long() {
+            out.push((path.to_vec(), format!("--{long}")));
+        }
+    }
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let mut p = path.to_vec();
+        p.push(sub.get_name().to_string());
+        options(sub, &p, out);
+    }
+}
+
+/// The options that take a number: a number gets past clap and a word
+/// does not (found in the command tree, so that a new option is tested
+/// without being listed here).
+fn numeric_options() -> Vec<(Vec<String>, String)> {
+    let mut all = Vec::new();
+    options(&locklab_lab::cli::Cli::command_line(), &[], &mut all);
+    all.into_iter()
+        .filter(|(path, opt)| {
+            let with = |v: &str| {
+                let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+                args.extend([opt.as_str(), v]);
+                value_taken(&args).is_ok()
+            };
+            (with("1") || with("0") || with("2")) && !with("zzz")
+        })
+        .collect()
+}
+
+#[test]
+fn every_numeric_option_names_itself_and_its_range_for_any_value() {
+    let numeric = numeric_options();
+    // The count guards the discovery itself (it found 50 when written).
+    assert!(numeric.len() >= 40, "{numeric:?}");
+    let (_d, db) = tmp();
+    let mut refused = 0;
+    for (path, opt) in &numeric {
+        for v in [
+            "-1",
+            "-inf",
+            "NaN",
+            "0",
+            "1e999",
+            "99999999999999999999999",
+            "-0.5",
+        ] {
+            let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+            args.extend([opt.as_str(), v]);
+            match value_taken(&args) {
+                Ok(()) => {
+                    assert!(!v.starts_with('-'), "{args:?}: a negative value was taken");
+                }
+                Err(e) => {
+                    let text = e.render().to_string();
+                    assert!(text.contains(&format!("'{opt} ")), "{args:?}: {text}");
+                    // The binary says it in one line, exit code 2, with
+                    // the option, the value and what is allowed.
+                    let o = locklab(&db, &args);
+                    assert_bad_input(&o, &format!("'{v}' for '{opt} "));
+                    assert!(stderr(&o).contains("allowed"), "{args:?}: {}", stderr(&o));
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert!(refused >= numeric.len() * 2, "{refused}");
+    assert!(!db.exists());
+}
+
+#[test]
+fn a_command_group_without_its_subcommand_is_one_line() {
+    let root = locklab_lab::cli::Cli::command_line();
+    let mut groups = 0;
+    for group in root.get_subcommands() {
+        if group.get_subcommands().next().is_none() || !group.is_subcommand_required_set() {
+            continue;
+        }
+        groups += 1;
+        let (_d, db) = tmp();
+        let o = locklab(&db, &[group.get_name()]);
+        assert_bad_input(
+            &o,
+            &format!("'locklab {}' requires a subcommand", group.get_name()),
+        );
+        for sub in group.get_subcommands() {
+            assert!(stderr(&o).contains(sub.get_name()), "{}", stderr(&o));
+        }
+        assert!(!db.exists());
+    }
+    // model, sim and baseline at least (bench alone runs the quick suite).
+    assert!(groups >= 3, "{groups}");
+}
+
+#[test]
+fn names_are_trimmed_alike_and_an_empty_one_is_refused_by_every_option() {
+    let (_d, db) = tmp();
+    // Each of these names is taken as it is without the spaces: the
+    // command gets as far as the database, which /dev/null is not.
+    let null = Path::new("/dev/null");
+    for args in [
+        &["bench", "spin", "--locks", " mcs, ticket "][..],
+        &["bench", "uncontended", "--locks", " tas"],
+        &["bench", "lhp", "--locks", "tas "],
+        &["advise", "--locks", " tas, ticket"],
+        &["bench", "hash", "--strategies", " rcu, none"],
+        &[
+            "bench",
+            "ipc",
+            "--variants",
+            " none, fine",
+            "--modes",
+            " single, multi",
+        ],
+        &[
+            "bench",
+            "kv",
+            "--variants",
+            " none",
+            "--workload",
+            " c",
+            "--keys",
+            " uniform",
+        ],
+        &[
+            "sim",
+            "lhp",
+            "--policies",
+            " itcs , none",
+            "--experiment",
+            " latency",
+            "--lock",
+            " tas",
+            "--ple",
+            " kvm ",
+        ],
+        &["bench", "spin", "--delay-dist", " exp ", "--delay-ns", "10"],
+        &[
+            "bench",
+            "spin",
+            "--secs",
+            " 1",
+            "--reps",
+            "1 ",
+            "--cs-ns",
+            " 5",
+            "--threads",
+            " 1, 2",
+        ],
+        &["show", "1", "--format", " json"],
+        &["plot", " 1", "--out", "x.svg", "--bench", " spin"],
+        &["profile", "--lock", " tas", "--", "true"],
+    ] {
+        let o = within(LIMIT, null, args);
+        assert_bad_input(&o, "--db /dev/null");
+    }
+    assert_eq!(
+        locklab_lab::program::chosen_rwlock(" rw-fair ").unwrap(),
+        "rw-fair"
+    );
+    // An empty item is refused by each list, in one line.
+    for (args, needle) in [
+        (&["bench", "spin", "--locks", "mcs, "][..], "empty name"),
+        (&["advise", "--locks", ",tas"], "empty name"),
+        (
+            &["bench", "hash", "--strategies", "rcu,,none"],
+            "empty name",
+        ),
+        (&["bench", "ipc", "--variants", "none,"], "empty name"),
+        (
+            &["bench", "ipc", "--modes", "single,"],
+            "empty measurement name",
+        ),
+        (
+            &["sim", "lhp", "--policies", " , itcs"],
+            "empty policy name",
+        ),
+        (
+            &["bench", "spin", "--threads", "1,,2"],
+            "not a thread count",
+        ),
+    ] {
+        assert_bad_input(&locklab(&db, args), needle);
+    }
+    assert!(!db.exists());
+}
+
+#[test]
+fn a_stored_command_is_shell_quoted_and_reads_back_through_sh() {
+    let d = tempfile::tempdir().unwrap();
+    // A database path a shell would split, expand and choke on.
+    let db = d.path().join("it's a $HOME `x` \"db\".db");
+    let mut args: Vec<&str> = TINY_SIM.to_vec();
+    args.extend(["--seed", " 3"]);
+    let o = locklab(&db, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&common::stdout(&locklab(&db, &["show", "last", "--json"]))).unwrap();
+    let stored = v["run"]["command"].as_str().unwrap().to_string();
+    let back = Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {stored}"))
+        .output()
+        .unwrap();
+    let words: Vec<String> = String::from_utf8(back.stdout)
+        .unwrap()
+        .split_terminator('\0')
+        .map(str::to_string)
+        .collect();
+    let mut typed = vec![
+        "locklab".to_string(),
+        "--db".into(),
+        db.display().to_string(),
+    ];
+    typed.extend(args.iter().map(|a| a.to_string()));
+    assert_eq!(words, typed, "stored: {stored}");
+}

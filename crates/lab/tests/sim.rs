@@ -161,7 +161,7 @@ fn bad_scenario_files_name_the_file_and_the_field() {
     assert_rejected(
         &db,
         &refs(&sim(&["--config", &missing])),
-        "missing.toml: cannot read the scenario file",
+        "missing.toml: cannot read it",
     );
     let ok = scenario(d.path(), "ok.toml", vm);
     assert_rejected(

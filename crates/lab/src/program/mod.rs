@@ -110,6 +110,8 @@ pub fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
 
 /// `--rwlock`: one of locklab's reader-writer locks, or `pthread-rw`.
 pub fn chosen_rwlock(name: &str) -> Result<String> {
+    // Trimmed, as every name is (`crate::cli::name_items`).
+    let name = name.trim();
     let own: Vec<&str> = crate::registry::rw_all()
         .iter()
         .filter(|e| !e.peer)
@@ -125,13 +127,14 @@ pub fn chosen_rwlock(name: &str) -> Result<String> {
 }
 
 /// The command as a person would type it, for messages and the stored
-/// parameters.
+/// parameters: each argument shell-quoted where it needs it, so that it
+/// can be pasted back ([`crate::out::shell_command`]).
 pub fn shown(command: &[OsString]) -> String {
-    command
+    let words: Vec<String> = command
         .iter()
         .map(|s| s.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    crate::out::shell_command(words.iter().map(String::as_str))
 }
 
 /// A temporary directory every user may write in, as /tmp is (mode 1777):

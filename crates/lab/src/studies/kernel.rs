@@ -252,13 +252,13 @@ pub const VARIANT_NAMES: &str =
 /// variant with.
 pub fn parse_variants_for<K: KernelRun>(list: &str) -> Result<Vec<KernelVariant<K::Run>>> {
     let mut out: Vec<KernelVariant<K::Run>> = Vec::new();
-    for name in list.split(',').map(str::trim) {
+    let names = crate::cli::name_items(list).ok_or_else(|| {
+        LabError::input(format!(
+            "--variants '{list}': empty name in the list; variants: all, {VARIANT_NAMES}"
+        ))
+    })?;
+    for name in names {
         let picked = match name {
-            "" => {
-                return Err(LabError::input(format!(
-                    "--variants '{list}': empty name in the list; variants: all, {VARIANT_NAMES}"
-                )))
-            }
             "all" => ["none", "bkl", "fine", "elide", "elide-adaptive"]
                 .iter()
                 .map(|n| variant::<K>(n))

@@ -39,7 +39,7 @@ pub struct AdviseArgs {
     pub cores_model: Option<u32>,
     /// Take threads, critical section and delay from a stored `locklab
     /// profile` run (id or `last`): its most waited-on lock's pattern.
-    #[arg(long, value_name = "RUN", value_parser = parse_run)]
+    #[arg(long, value_name = "RUN", allow_negative_numbers = true, value_parser = parse_run)]
     pub profile: Option<RunRef>,
     /// Candidate locks: comma-separated names, or `all` (default: a short
     /// list of one lock per design; see `locklab locks`).

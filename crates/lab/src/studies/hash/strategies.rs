@@ -272,13 +272,13 @@ pub fn parse(list: &str) -> Result<Vec<Strategy>> {
             out.push(s);
         }
     };
-    for item in list.split(',').map(str::trim) {
-        if item.is_empty() {
-            return Err(LabError::input(format!(
-                "--strategies '{list}': empty name in the list; valid strategies: {}",
-                valid_names()
-            )));
-        }
+    let items = crate::cli::name_items(list).ok_or_else(|| {
+        LabError::input(format!(
+            "--strategies '{list}': empty name in the list; valid strategies: {}",
+            valid_names()
+        ))
+    })?;
+    for item in items {
         if item == "all" {
             all().into_iter().for_each(&mut add);
             continue;

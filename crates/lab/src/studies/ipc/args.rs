@@ -57,7 +57,10 @@ pub struct ModeList(pub Vec<Mode>);
 pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
     use Mode;
     let mut v = Vec::new();
-    for part in s.split(',').map(str::trim) {
+    let parts = crate::cli::name_items(s).ok_or_else(|| {
+        format!("'{s}' has an empty measurement name: allowed all, single, multi, shared, hold")
+    })?;
+    for part in parts {
         let add: Vec<Mode> = if part == "all" {
             Mode::ALL.to_vec()
         } else {

@@ -71,7 +71,8 @@ fn parse_keys(s: &str) -> Result<KeysArg, String> {
 }
 
 fn parse_records(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
+    let s = s.trim();
+    match s.parse::<u64>() {
         Ok(n) if (1..=MAX_RECORDS).contains(&n) => Ok(n),
         _ => Err(format!(
             "'{s}' records: allowed a whole number from 1 to {MAX_RECORDS}"

@@ -47,7 +47,7 @@ pub struct PredictArgs {
     #[arg(long, value_name = "LIST", allow_negative_numbers = true, value_parser = parse_cores)]
     pub cores: CoreList,
     /// The model.
-    #[arg(long, value_enum, default_value = "repairman")]
+    #[arg(long, value_parser = crate::cli::trimmed_enum::<ModelName>(), default_value = "repairman")]
     pub model: ModelName,
     /// With --model ticket: the hand-off cost C each core at the lock adds to S (same unit; 0 or more).
     #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = parse_handoff)]
@@ -62,7 +62,7 @@ pub struct FitArgs {
     /// A stored `bench ipc` run (id or `last`): its multi ping-pong curve of
     /// one variant at one delay, throughput in IPCs per ns, so S and Z come
     /// out in ns (and in TSC cycles).
-    #[arg(long, value_parser = parse_run)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_run)]
     pub run: Option<RunRef>,
     /// With --run: the kernel variant (default: the run's first bkl(...)).
     #[arg(long)]

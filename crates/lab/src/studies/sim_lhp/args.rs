@@ -118,14 +118,15 @@ pub(crate) fn parse_experiment(s: &str) -> Result<Experiment, String> {
 /// given without duplicates.
 pub fn parse_policies(s: &str) -> Result<PolicyList, String> {
     let mut v = Vec::new();
-    for part in s.split(',').map(str::trim) {
+    let parts = crate::cli::name_items(s).ok_or_else(|| {
+        format!(
+            "'{s}' has an empty policy name: allowed all or a list of {}",
+            Policy::names()
+        )
+    })?;
+    for part in parts {
         let add: Vec<Policy> = if part == "all" {
             Policy::ALL.to_vec()
-        } else if part.is_empty() {
-            return Err(format!(
-                "'{s}' has an empty policy name: allowed all or a list of {}",
-                Policy::names()
-            ));
         } else {
             vec![Policy::from_name(part).ok_or_else(|| {
                 format!("'{part}' is not a policy: allowed all, {}", Policy::names())
@@ -181,7 +182,7 @@ pub(crate) fn parse_sim_secs(s: &str) -> Result<f64, String> {
             s.trim()
         )),
         Err(_) => Err(format!(
-            "'{}' is not a number of simulated seconds (e.g. 0.5)",
+            "'{}' is not a number of simulated seconds: allowed more than 0 up to {MAX_SIM_SECS} (e.g. 0.5)",
             s.trim()
         )),
     }
@@ -195,7 +196,7 @@ pub(crate) fn parse_warmup_secs(s: &str) -> Result<f64, String> {
             s.trim()
         )),
         Err(_) => Err(format!(
-            "'{}' is not a number of simulated seconds (e.g. 0.2)",
+            "'{}' is not a number of simulated seconds: allowed 0 to {MAX_SIM_SECS} (e.g. 0.2)",
             s.trim()
         )),
     }

@@ -15,7 +15,7 @@ pub struct Workload {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_lines, default_value = "1")]
     pub cs_lines: usize,
     /// Distribution of the delay (default exp; only with a delay: --delay-ns more than 0).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::cli::trimmed_enum::<DelayDist>())]
     pub delay_dist: Option<DelayDist>,
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
@@ -52,6 +52,7 @@ pub struct SpinArgs {
 }
 
 pub(crate) fn parse_stall_every(s: &str) -> Result<u64, String> {
+    let s = s.trim();
     match s.parse::<u64>() {
         Ok(n) if n <= 1_000_000_000 => Ok(n),
         _ => Err(format!(
@@ -61,6 +62,7 @@ pub(crate) fn parse_stall_every(s: &str) -> Result<u64, String> {
 }
 
 pub(crate) fn parse_lines(s: &str) -> Result<usize, String> {
+    let s = s.trim();
     match s.parse::<usize>() {
         Ok(n) if n <= 1024 => Ok(n),
         _ => Err(format!("'{s}' cache lines: allowed 0 to 1024")),
