@@ -403,7 +403,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             vec!["model", "fit", "--csv", &bad_field],
-            "field.csv line 3: 'abc' throughput: allowed a finite number greater than 0".into(),
+            "field.csv line 3: 'abc' throughput: allowed a number from 1e-150 to 1e150".into(),
         ),
         (
             vec!["model", "fit", "--csv", &short],
@@ -477,4 +477,236 @@ fn fit_run_on_a_database_that_does_not_exist_says_so_and_creates_nothing() {
         );
     }
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+/// Every number in `v`, recursively, is a number: JSON writes NaN and the
+/// infinities as `null`, so a `null` where a number belongs is one.
+fn all_numbers(v: &Value, path: &str) {
+    match v {
+        Value::Null => panic!("{path} is null"),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| all_numbers(x, &format!("{path}[{i}]"))),
+        Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "cores_95" | "first" | "r2"))
+            .for_each(|(k, x)| all_numbers(x, &format!("{path}.{k}"))),
+        _ => {}
+    }
+}
+
+/// Neither NaN nor an infinity, in any spelling the lab or Rust prints.
+fn no_non_numbers(text: &str) {
+    for bad in ["NaN", "nan", "inf", "∞"] {
+        assert!(!text.contains(bad), "{bad:?} in: {text}");
+    }
+}
+
+/// Parameters that are each finite but whose results are not (1/S, Z/S,
+/// N·S or N·(S + C·N) overflow: they once printed NaN and inf rows with
+/// exit 0) are refused, in text and JSON, with exit 2 and one line naming
+/// the parameters and what is allowed; nothing on standard output.
+#[test]
+fn predict_refuses_parameters_whose_results_overflow() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--service", "1e-320", "--delay", "1", "--cores", "1-2"],
+            "service time S = 1e-320 is too small: the peak throughput 1/S overflows; allowed S of at least 5.6e-309",
+        ),
+        (
+            &["--service", "1e-310", "--delay", "0", "--cores", "1"],
+            "S = 1e-310",
+        ),
+        (
+            &["--service", "1e-300", "--delay", "1e300", "--cores", "10000"],
+            "delay Z = 1e300 with service time S = 1e-300: Z/S overflows (the knee 1 + Z/S); allowed Z up to",
+        ),
+        (
+            &["--service", "1e308", "--delay", "1e308", "--cores", "1-3"],
+            "N = 2 cores with service time S = 1e308: N·S, the longest response time, overflows; allowed N·S up to 1.8e308: N up to 1",
+        ),
+        (
+            &["--service", "1e305", "--delay", "1", "--cores", "1,2,4,10000"],
+            "N = 10000 cores",
+        ),
+        (
+            &[
+                "--service", "1", "--delay", "1", "--cores", "1-3", "--model", "ticket", "--handoff",
+                "1e308",
+            ],
+            "N = 2 cores with service time S = 1 and hand-off C = 1e308: N·(S + C·N)",
+        ),
+        (
+            &[
+                "--service", "1e308", "--delay", "1", "--cores", "1", "--model", "ticket",
+                "--handoff", "1e308",
+            ],
+            "which no core count reaches",
+        ),
+        (
+            &[
+                "--service", "1", "--delay", "1", "--cores", "10000", "--model", "ticket",
+                "--handoff", "1e301",
+            ],
+            "allowed N·(S + C·N) up to 1.8e308: N up to",
+        ),
+    ];
+    for (args, needle) in cases {
+        for json in [false, true] {
+            let mut all = if json { vec!["--json"] } else { vec![] };
+            all.extend(["model", "predict"]);
+            all.extend_from_slice(args);
+            let o = locklab(d.path(), &all);
+            assert_bad_input(&o, needle);
+            no_non_numbers(&stderr(&o));
+            assert_eq!(stdout(&o), "", "{all:?}");
+        }
+    }
+    assert!(!d.path().join("t.db").exists());
+}
+
+/// Parameters at the edges whose results are numbers are solved, and
+/// exactly: every number in the JSON is one, and the text has no NaN or
+/// infinity (nor 300 zeros).
+#[test]
+fn predict_solves_extremes_whose_results_are_numbers() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        &["--service", "1e308", "--delay", "1e308", "--cores", "1"][..],
+        &["--service", "1", "--delay", "1e308", "--cores", "1-2"],
+        &[
+            "--service",
+            "1e-308",
+            "--delay",
+            "1",
+            "--cores",
+            "1-4,10000",
+        ],
+        &["--service", "5.6e-309", "--delay", "0", "--cores", "1"],
+        &["--service", "1e300", "--delay", "1e-300", "--cores", "1-3"],
+        &[
+            "--service",
+            "1",
+            "--delay",
+            "1",
+            "--cores",
+            "1-3",
+            "--model",
+            "ticket",
+            "--handoff",
+            "1e300",
+        ],
+    ] {
+        let mut all = vec!["--json", "model", "predict"];
+        all.extend_from_slice(args);
+        let v = ok_json(&locklab(d.path(), &all));
+        all_numbers(&v, "");
+        let o = locklab(d.path(), &all[1..]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        no_non_numbers(&stdout(&o));
+        assert!(!stdout(&o).contains("00000000000"), "{}", stdout(&o));
+    }
+    // S = Z = 1e308 at one core: X = 1/(S + Z), the knee 2.
+    let v = ok_json(&locklab(
+        d.path(),
+        &[
+            "--json",
+            "model",
+            "predict",
+            "--service",
+            "1e308",
+            "--delay",
+            "1e308",
+            "--cores",
+            "1",
+        ],
+    ));
+    assert_eq!(f(&v["knee"]), 2.0);
+    assert!(rel(f(&v["points"][0]["throughput"]), 5e-309) < 1e-12, "{v}");
+}
+
+/// Data the model cannot follow have no valid fit: exit 2 and one line
+/// saying why (how far the best fit misses, and the limit), never a model
+/// far from the data with exit 0; in text and JSON, from a CSV. And the
+/// fit's inputs whose sums of squares or delay would overflow are refused
+/// by name.
+#[test]
+fn fits_without_a_valid_solution_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let cases = [
+        (write("collapse.csv", "1,10\n2,5\n4,1\n"), vec![]),
+        (write("zigzag.csv", "1,5\n2,1\n3,5\n4,1\n"), vec![]),
+        (write("superlinear.csv", "1,1\n2,10\n4,100\n"), vec![]),
+        (write("hump.csv", "1,1\n2,1.9\n4,1.2\n8,0.5\n"), vec![]),
+        (
+            write("collapse2.csv", "1,10\n2,5\n4,1\n"),
+            vec!["--delay", "0.1"],
+        ),
+        (
+            write("hump2.csv", "1,1\n2,1.9\n4,1.2\n8,0.5\n"),
+            vec!["--first", "4"],
+        ),
+    ];
+    for (csv, extra) in &cases {
+        for json in [false, true] {
+            let mut all = if json { vec!["--json"] } else { vec![] };
+            all.extend(["model", "fit", "--csv", csv]);
+            all.extend(extra.iter().copied());
+            let o = locklab(dir, &all);
+            let name = Path::new(csv).file_name().unwrap().to_str().unwrap();
+            assert_bad_input(
+                &o,
+                &format!("{name}: no valid fit: the best repairman model (S = "),
+            );
+            assert!(
+                stderr(&o).contains("(root mean square of residual/measured; allowed up to 50 %)")
+            );
+            no_non_numbers(&stderr(&o));
+            assert_eq!(stdout(&o), "", "{all:?}");
+        }
+    }
+    // Throughputs whose squares do not fit a double, and a fixed delay no
+    // measured rate can go with.
+    let tiny = write("tiny.csv", "1,1e-300\n2,2e-300\n4,3e-300\n");
+    let huge = write("huge.csv", "1,1e300\n2,1.9e300\n4,3e300\n");
+    let big = write("big.csv", "1,1e100\n2,1.9e100\n4,3e100\n");
+    for (args, needle) in [
+        (
+            vec!["model", "fit", "--csv", &tiny],
+            "tiny.csv line 1: '1e-300' throughput: allowed a number from 1e-150 to 1e150",
+        ),
+        (
+            vec!["model", "fit", "--csv", &huge],
+            "huge.csv line 1: '1e300' throughput: allowed a number from 1e-150 to 1e150",
+        ),
+        (
+            vec!["model", "fit", "--csv", &big, "--delay", "1e300"],
+            "--delay: delay Z = 1e300 with throughputs up to 3e100: Z × throughput overflows; allowed Z up to",
+        ),
+    ] {
+        assert_bad_input(&locklab(dir, &args), needle);
+    }
+    // Within the range, a tiny unit fits as well as any (its squares once
+    // underflowed: R² = NaN, a fit stopped at its start).
+    let small = write(
+        "small.csv",
+        &(1..=10)
+            .map(|n| format!("{n},{:e}\n", erlang_x(358.0, 2000.0, n) * 1e-140))
+            .collect::<String>(),
+    );
+    let v = ok_json(&locklab(dir, &["--json", "model", "fit", "--csv", &small]));
+    all_numbers(&v, "");
+    assert!(rel(f(&v["service"]), 358.0 / 1e-140) < 1e-6, "{v}");
+    assert!(f(&v["r2"]) > 1.0 - 1e-9, "{v}");
+    let o = locklab(dir, &["model", "fit", "--csv", &small]);
+    no_non_numbers(&stdout(&o));
+    assert!(!dir.join("t.db").exists());
 }

@@ -3,7 +3,8 @@
 //! fit, and refuses what it cannot fit with a typed error.
 
 use locklab_model::queueing::{
-    fit, fit_family, FitError, FitOptions, ModelError, Repairman, MAX_CORES,
+    fit, fit_family, FitError, FitOptions, ModelError, Repairman, MAX_CORES, MAX_MISS,
+    MAX_THROUGHPUT, MIN_THROUGHPUT,
 };
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -381,5 +382,113 @@ fn a_family_refuses_bad_extras_and_counts_points_across_curves() {
     assert!(matches!(
         fit_family(&one_each[..1], &opts()),
         Err(FitError::TooFewPoints { .. })
+    ));
+}
+
+/// Curves the repairman cannot follow — one that collapses, one that
+/// zig-zags, one that rises faster than linearly, one that peaks and
+/// falls — have no valid fit: the best one misses by more than
+/// `MAX_MISS`, and is refused with how far it is, not returned as a model.
+#[test]
+fn data_the_model_cannot_follow_have_no_valid_fit() {
+    for (what, pts) in [
+        ("collapse", vec![(1.0, 10.0), (2.0, 5.0), (4.0, 1.0)]),
+        (
+            "zig-zag",
+            vec![(1.0, 5.0), (2.0, 1.0), (3.0, 5.0), (4.0, 1.0)],
+        ),
+        ("superlinear", vec![(1.0, 1.0), (2.0, 10.0), (4.0, 100.0)]),
+        ("hump", vec![(1.0, 1.0), (2.0, 1.9), (4.0, 1.2), (8.0, 0.5)]),
+    ] {
+        match fit(&pts, &opts()) {
+            Err(FitError::FarFromData { miss, service, .. }) => {
+                assert!(miss > MAX_MISS && miss.is_finite(), "{what}: {miss}");
+                assert!(service.is_finite() && service > 0.0, "{what}");
+                let text = fit(&pts, &opts()).unwrap_err().to_string();
+                assert!(text.starts_with("no valid fit: "), "{text}");
+                assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+        // With a fixed delay too.
+        assert!(
+            matches!(
+                fit(
+                    &pts,
+                    &FitOptions {
+                        delay: Some(0.1),
+                        ..opts()
+                    }
+                ),
+                Err(FitError::FarFromData { .. })
+            ),
+            "{what} with Z fixed"
+        );
+    }
+    // A noisy curve, and one that mixes two service times (a curve over two
+    // sockets), are fits, however imperfect.
+    assert!(fit(&noisy(&curve(358.0, 2000.0, 1..=28), 0.05, 3), &opts()).is_ok());
+    let mut two = curve(358.0, 2000.0, 1..=14);
+    two.extend(curve(613.0, 2000.0, 15..=28));
+    let f = fit(&two, &opts()).unwrap();
+    assert!(f.r2.unwrap() < 0.9);
+}
+
+/// The fit is indifferent to the unit: the same curve in a unit 10¹⁴⁰
+/// times larger or smaller fits to the same S and Z scaled (its squares
+/// once underflowed or overflowed and gave R² = NaN), and throughputs
+/// beyond the allowed range are refused by name.
+#[test]
+fn any_unit_within_range_fits_the_same() {
+    let base = fit(&curve(358.0, 2000.0, 1..=10), &opts()).unwrap();
+    for c in [1e-140, 1e140] {
+        let pts: Vec<(f64, f64)> = curve(358.0, 2000.0, 1..=10)
+            .into_iter()
+            .map(|(n, x)| (n, x * c))
+            .collect();
+        let f = fit(&pts, &opts()).unwrap();
+        assert!(rel(f.service() * c, base.service()) < 1e-6, "{c}: {f:?}");
+        assert!(rel(f.delay() * c, base.delay()) < 1e-6, "{c}: {f:?}");
+        let r2 = f.r2.unwrap();
+        assert!(r2.is_finite() && r2 > 1.0 - 1e-9, "{c}: R² = {r2}");
+        assert!(f.ss_res.is_finite() && f.ss_tot.is_finite() && f.ss_tot > 0.0);
+    }
+    for bad in [1e-160, 1e160, MIN_THROUGHPUT / 2.0] {
+        let mut pts = curve(358.0, 2000.0, 1..=10);
+        pts[3].1 = bad;
+        assert_eq!(
+            fit(&pts, &opts()),
+            Err(FitError::Throughput {
+                index: 3,
+                value: bad
+            })
+        );
+    }
+    assert!(FitError::Throughput {
+        index: 0,
+        value: 1e-160
+    }
+    .to_string()
+    .contains("from 1e-150 to 1e150"));
+    let mut edge = curve(358.0, 2000.0, 1..=10);
+    edge[0].1 = MAX_THROUGHPUT;
+    assert!(!matches!(
+        fit(&edge, &opts()),
+        Err(FitError::Throughput { .. })
+    ));
+    // A fixed delay no throughput measured can go with.
+    let pts: Vec<(f64, f64)> = curve(1.0, 2.0, 1..=4)
+        .into_iter()
+        .map(|(n, x)| (n, x * 1e100))
+        .collect();
+    assert!(matches!(
+        fit(
+            &pts,
+            &FitOptions {
+                delay: Some(1e300),
+                ..opts()
+            }
+        ),
+        Err(FitError::DelayScale { .. })
     ));
 }

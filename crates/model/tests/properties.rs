@@ -2,7 +2,7 @@
 //! range, checked with proptest; and the one behaviour that tells the two
 //! lock models apart (the ticket lock collapses, the big lock plateaus).
 
-use locklab_model::queueing::{Repairman, Solution, Ticket};
+use locklab_model::queueing::{ModelError, Repairman, Solution, Ticket};
 use proptest::prelude::*;
 
 /// |a − b| ≤ tol·max(|a|, |b|), with an absolute floor for values near 0.
@@ -107,6 +107,62 @@ proptest! {
         prop_assert!(close(plain.throughput, rep.throughput, 1e-12));
         prop_assert!(close(plain.queue_length, rep.queue_length, 1e-12));
     }
+}
+
+/// Any finite double from the smallest subnormal to the largest: 10^e,
+/// or 0 where `zero` allows it.
+fn any_magnitude(zero: bool) -> impl Strategy<Value = f64> {
+    let pow = (-323.5f64..308.25).prop_map(|e| 10f64.powf(e));
+    if zero {
+        prop_oneof![1 => Just(0.0), 9 => pow].boxed()
+    } else {
+        pow.boxed()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Over the whole range of doubles, a model is refused up front (by
+    /// its construction or the core count, with the reason), or every
+    /// number it gives is finite: the domain checks are complete, so the
+    /// guard against non-finite results never fires.
+    #[test]
+    fn any_parameters_are_refused_up_front_or_give_finite_results(
+        s in any_magnitude(false),
+        z in any_magnitude(true),
+        c in any_magnitude(true),
+        n in prop_oneof![1u32..40, Just(10_000u32)],
+    ) {
+        let solved = [
+            Repairman::new(s, z).and_then(|m| {
+                let sol = m.solve(n)?;
+                prop_assert_finite(&[m.knee(), m.throughput_bound(n), 1.0 / m.service()]);
+                Ok(sol)
+            }),
+            Ticket::new(s, z, c).and_then(|t| t.solve(n)),
+        ];
+        for r in solved {
+            match r {
+                Ok(sol) => {
+                    let all = [sol.throughput, sol.queue_length, sol.utilization, sol.response];
+                    prop_assert!(all.iter().chain(&sol.probabilities).all(|x| x.is_finite()),
+                        "S={} Z={} C={} N={}: {:?}", s, z, c, n, all);
+                    prop_assert!(sol.throughput > 0.0 && sol.throughput * s <= 1.0 + 1e-9);
+                    prop_assert!((0.0..=1.0 + 1e-12).contains(&sol.utilization));
+                }
+                Err(ModelError::Unrepresentable { .. }) => {
+                    prop_assert!(false, "S={} Z={} C={} N={}: passed the checks, results not finite", s, z, c, n);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// Panics (inside a proptest case: fails it) unless every value is finite.
+fn prop_assert_finite(xs: &[f64]) {
+    assert!(xs.iter().all(|x| x.is_finite()), "{xs:?}");
 }
 
 #[test]

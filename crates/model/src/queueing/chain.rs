@@ -25,6 +25,8 @@
 //! nothing when the lock is almost always free. Z = 0 is exact: every core
 //! is always at the lock, all mass is on k = N.
 
+use super::error::ModelError;
+
 /// The steady state of N cores on one lock.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Solution {
@@ -91,6 +93,31 @@ pub(crate) fn solve(cores: u32, delay: f64, service: impl Fn(u32) -> f64) -> Sol
         utilization: busy,
         throughput: rate,
         response: queue / rate,
+    }
+}
+
+/// `sol`, if every number in it is finite; else the guard's error. The
+/// models' domain checks should leave nothing for it to catch: it is here
+/// so that no parameters, whatever a future change misses, can make a
+/// solution with NaN or an infinity in it.
+pub(crate) fn finite(sol: Solution, service: f64, delay: f64) -> Result<Solution, ModelError> {
+    let ok = [
+        sol.queue_length,
+        sol.utilization,
+        sol.throughput,
+        sol.response,
+    ]
+    .iter()
+    .chain(&sol.probabilities)
+    .all(|x| x.is_finite());
+    if ok {
+        Ok(sol)
+    } else {
+        Err(ModelError::Unrepresentable {
+            cores: sol.cores,
+            service,
+            delay,
+        })
     }
 }
 

@@ -41,10 +41,49 @@
 //! curve (all contention) drives Z towards 0. The fit then reports the
 //! limit it reached, with R² close to 1 — read it as "the data do not pin
 //! this parameter down".
+//!
+//! Scale: the model is indifferent to the time unit (X(N; cS, cZ) =
+//! X(N; S, Z)/c), so the optimiser works on the throughputs divided by
+//! the largest of them and scales S and Z back at the end: a curve in
+//! acquisitions per year fits as well as one per nanosecond. Throughputs
+//! are allowed from [`MIN_THROUGHPUT`] to [`MAX_THROUGHPUT`], so that the
+//! sums of squares reported (SS_res, SS_tot) are finite numbers too.
+//!
+//! No valid solution: the best fit is refused, rather than reported as a
+//! model of data it does not describe, when
+//!
+//! - its S and Z are not a model — not finite numbers in the domain
+//!   [`Repairman::new`] accepts (S > 0 with 1/S finite, Z ≥ 0 with Z/S
+//!   finite): the optimiser ran a parameter off to a bound the numbers
+//!   cannot hold ([`FitError::NoModel`]); or
+//! - it is far from the data: the root mean square of the relative
+//!   residuals (X_i − X(N_i))/X_i exceeds [`MAX_MISS`], i.e. the model
+//!   misses a typical point by more than half of that point's own value
+//!   ([`FitError::FarFromData`]). The repairman's throughput never falls
+//!   as cores are added and never rises faster than linearly, so a
+//!   collapsing, zig-zagging or superlinear curve lands here. Relative
+//!   residuals measure each point on its own scale, so the criterion is
+//!   the same for any unit and does not let the largest throughputs hide
+//!   a miss at the smallest. A fit that misses by less is reported with
+//!   its R² and residuals for the reader to judge (a curve over two
+//!   sockets with two service times, for one, misses by about a quarter).
 
-use super::error::{check_delay, ModelError, MAX_CORES};
+use super::error::{check_delay, num, sig6, ModelError, MAX_CORES};
 use super::repairman::{erlang_b, Repairman};
 use std::fmt;
+
+/// The smallest throughput a point may have (its square, and a sum of
+/// them, stay normal numbers).
+pub const MIN_THROUGHPUT: f64 = 1e-150;
+
+/// The largest throughput a point may have (the sum of squares of
+/// millions of points stays finite).
+pub const MAX_THROUGHPUT: f64 = 1e150;
+
+/// The most a fit may miss the points by: the root mean square of the
+/// relative residuals (measured − model)/measured. Beyond it the model
+/// explains nothing about the data (see the module's "No valid solution").
+pub const MAX_MISS: f64 = 0.5;
 
 /// What to fit and how.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,7 +161,8 @@ pub enum FitError {
         /// Its core count.
         value: f64,
     },
-    /// A throughput that is not a finite number greater than 0.
+    /// A throughput that is not a number from [`MIN_THROUGHPUT`] to
+    /// [`MAX_THROUGHPUT`].
     Throughput {
         /// The point's index.
         index: usize,
@@ -152,6 +192,28 @@ pub enum FitError {
         /// The limit per start.
         iterations: u32,
     },
+    /// A delay (fixed, or a curve's extra) times the largest throughput
+    /// overflows: a delay no measured rate can go with, since the model's
+    /// throughput at N cores is at most N/Z.
+    DelayScale {
+        /// The delay.
+        delay: f64,
+        /// The largest throughput.
+        throughput: f64,
+    },
+    /// No valid solution: the best fit's S and Z are not a model (the
+    /// error says which check they fail).
+    NoModel(ModelError),
+    /// No valid solution: the best fit misses the points by `miss` (root
+    /// mean square of the relative residuals), more than [`MAX_MISS`].
+    FarFromData {
+        /// The best fit's S.
+        service: f64,
+        /// Its Z.
+        delay: f64,
+        /// Its miss.
+        miss: f64,
+    },
 }
 
 impl fmt::Display for FitError {
@@ -164,7 +226,8 @@ impl fmt::Display for FitError {
             ),
             Self::Throughput { index, value } => write!(
                 f,
-                "point {}: throughput {value} is not allowed: a finite number greater than 0",
+                "point {}: throughput {value} is not allowed: a number from {MIN_THROUGHPUT:e} \
+                 to {MAX_THROUGHPUT:e}",
                 index + 1
             ),
             Self::FirstZero => write!(f, "first 0 core counts: allowed 1 or more"),
@@ -184,6 +247,30 @@ impl fmt::Display for FitError {
             Self::NotConverged { iterations } => write!(
                 f,
                 "the fit did not converge within {iterations} iterations from any starting point"
+            ),
+            Self::DelayScale { delay, throughput } => write!(
+                f,
+                "delay Z = {} with throughputs up to {}: Z × throughput overflows; allowed Z \
+                 up to {:.3e} for these data",
+                num(*delay),
+                num(*throughput),
+                f64::MAX / throughput
+            ),
+            Self::NoModel(e) => write!(f, "no valid fit: the best parameters are no model: {e}"),
+            Self::FarFromData {
+                service,
+                delay,
+                miss,
+            } => write!(
+                f,
+                "no valid fit: the best repairman model (S = {}, Z = {}) misses the measured \
+                 throughputs by {:.0} % (root mean square of residual/measured; allowed up to \
+                 {:.0} %): these data are not a curve the model can follow (its throughput \
+                 never falls as cores are added, nor rises faster than linearly)",
+                sig6(*service),
+                sig6(*delay),
+                miss * 100.0,
+                MAX_MISS * 100.0
             ),
         }
     }
@@ -248,7 +335,7 @@ fn prepare(
         if !(n.is_finite() && n.fract() == 0.0 && (1.0..=f64::from(MAX_CORES)).contains(&n)) {
             return Err(FitError::Cores { index, value: n });
         }
-        if !(x.is_finite() && x > 0.0) {
+        if !(MIN_THROUGHPUT..=MAX_THROUGHPUT).contains(&x) {
             return Err(FitError::Throughput { index, value: x });
         }
         pts.push((n as u32, x, extra));
@@ -274,7 +361,9 @@ fn prepare(
 }
 
 /// The fit itself, over validated points with `counts` distinct (curve,
-/// cores) pairs.
+/// cores) pairs: on the throughputs divided by the largest, `top` (see
+/// the module's "Scale"), then scaled back and checked for a valid
+/// solution.
 fn solve_points(pts: Vec<Tagged>, counts: usize, options: &FitOptions) -> Result<Fit, FitError> {
     let fixed = options.delay.map(check_delay).transpose()?;
     let parameters = if fixed.is_some() { 1 } else { 2 };
@@ -284,20 +373,71 @@ fn solve_points(pts: Vec<Tagged>, counts: usize, options: &FitOptions) -> Result
             parameters,
         });
     }
-    let problem = Problem { pts: &pts, fixed };
+    let top = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+    // Times scale the other way: a delay d in the data's unit is d·top in
+    // the unit where the largest throughput is 1. One too long to be a
+    // number there is too long for any throughput measured: the model's
+    // throughput at N cores is at most N/Z.
+    let to_unit = |d: f64| {
+        let scaled = d * top;
+        if scaled.is_finite() {
+            Ok(scaled)
+        } else {
+            Err(FitError::DelayScale {
+                delay: d,
+                throughput: top,
+            })
+        }
+    };
+    let scaled: Vec<Tagged> = pts
+        .iter()
+        .map(|&(n, x, e)| Ok((n, x / top, to_unit(e)?)))
+        .collect::<Result<_, FitError>>()?;
+    let fixed_scaled = fixed.map(to_unit).transpose()?;
+    let problem = Problem {
+        pts: &scaled,
+        fixed: fixed_scaled,
+    };
     let (theta, iterations) = problem.best(options.max_iterations)?;
-    let (s, z) = problem.params(&theta);
-    let model = Repairman::new(s, z)?;
-    let predicted = problem
+    let (s1, z1) = problem.params(&theta);
+    let predicted1 = problem
         .eval(&theta, false)
         .ok_or(FitError::NotConverged {
             iterations: options.max_iterations,
         })?
         .0;
+    // Back in the data's unit; a fixed delay exactly as given.
+    let (s, z) = (s1 / top, fixed.unwrap_or(z1 / top));
+    let model = Repairman::new(s, z).map_err(FitError::NoModel)?;
+    // The relative residuals, the same in either unit.
+    let miss = (scaled
+        .iter()
+        .zip(&predicted1)
+        .map(|(p, f)| ((p.1 - f) / p.1).powi(2))
+        .sum::<f64>()
+        / scaled.len() as f64)
+        .sqrt();
+    // NaN (a residual that is not a number) misses as much as anything.
+    if miss.is_nan() || miss > MAX_MISS {
+        return Err(FitError::FarFromData {
+            service: s,
+            delay: z,
+            miss,
+        });
+    }
+    let predicted: Vec<f64> = predicted1.iter().map(|f| f * top).collect();
     let residuals: Vec<f64> = pts.iter().zip(&predicted).map(|(p, f)| p.1 - f).collect();
-    let ss_res = residuals.iter().map(|r| r * r).sum();
-    let mean = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
-    let ss_tot = pts.iter().map(|p| (p.1 - mean).powi(2)).sum();
+    // Sums of squares in the unit where they cannot overflow or underflow
+    // before they are scaled back; R² is the same in either.
+    let residuals1: Vec<f64> = scaled
+        .iter()
+        .zip(&predicted1)
+        .map(|(p, f)| p.1 - f)
+        .collect();
+    let ss_res1: f64 = residuals1.iter().map(|r| r * r).sum();
+    let mean1 = scaled.iter().map(|p| p.1).sum::<f64>() / scaled.len() as f64;
+    let ss_tot1: f64 = scaled.iter().map(|p| (p.1 - mean1).powi(2)).sum();
+    let (ss_res, ss_tot) = (ss_res1 * top * top, ss_tot1 * top * top);
     let all_equal = pts.iter().all(|p| p.1 == pts[0].1);
     Ok(Fit {
         model,
@@ -309,7 +449,7 @@ fn solve_points(pts: Vec<Tagged>, counts: usize, options: &FitOptions) -> Result
         residuals,
         ss_res,
         ss_tot,
-        r2: (!all_equal).then(|| 1.0 - ss_res / ss_tot),
+        r2: (!all_equal).then(|| 1.0 - ss_res1 / ss_tot1),
         parameters,
         iterations,
     })

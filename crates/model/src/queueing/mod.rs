@@ -24,7 +24,9 @@ pub mod repairman;
 pub mod ticket;
 
 pub use chain::Solution;
-pub use error::{ModelError, MAX_CORES};
-pub use fit::{fit, fit_family, Fit, FitError, FitOptions};
+pub use error::{most_cores, ModelError, MAX_CORES};
+pub use fit::{
+    fit, fit_family, Fit, FitError, FitOptions, MAX_MISS, MAX_THROUGHPUT, MIN_THROUGHPUT,
+};
 pub use repairman::Repairman;
 pub use ticket::Ticket;

@@ -44,7 +44,9 @@
 //! big lock under this model plateaus, it does not collapse.
 
 use super::chain::{self, Solution};
-use super::error::{check_cores, check_delay, check_service, ModelError, MAX_CORES};
+use super::error::{
+    check_cores, check_delay, check_response, check_scale, check_service, ModelError, MAX_CORES,
+};
 
 /// A big lock with service time S and mean delay Z between a core's
 /// acquisitions (in one time unit of the caller's choosing).
@@ -59,12 +61,12 @@ const NEAR_PEAK: f64 = 0.95;
 
 impl Repairman {
     /// The model with service time `service` (S > 0) and mean delay
-    /// `delay` (Z ≥ 0), both finite.
+    /// `delay` (Z ≥ 0), both finite, with 1/S and Z/S finite too (see
+    /// [`super::error`]).
     pub fn new(service: f64, delay: f64) -> Result<Self, ModelError> {
-        Ok(Self {
-            service: check_service(service)?,
-            delay: check_delay(delay)?,
-        })
+        let (service, delay) = (check_service(service)?, check_delay(delay)?);
+        check_scale(service, delay)?;
+        Ok(Self { service, delay })
     }
 
     /// S.
@@ -78,11 +80,12 @@ impl Repairman {
     }
 
     /// The steady state of `cores` cores: state probabilities, queue
-    /// length, utilisation, throughput and response time.
+    /// length, utilisation, throughput and response time. N·S must be
+    /// finite (the longest response time).
     pub fn solve(&self, cores: u32) -> Result<Solution, ModelError> {
-        let cores = check_cores(cores)?;
+        let cores = check_response(check_cores(cores)?, self.service, 0.0)?;
         let s = self.service;
-        Ok(chain::solve(cores, self.delay, |_| s))
+        chain::finite(chain::solve(cores, self.delay, |_| s), s, self.delay)
     }
 
     /// X(N) alone, from Erlang's loss formula: O(N) time, no allocation.
@@ -101,14 +104,19 @@ impl Repairman {
             .collect())
     }
 
-    /// The asymptotic bound min(N/(S + Z), 1/S) that X(N) stays under.
+    /// The asymptotic bound min(N/(S + Z), 1/S) that X(N) stays under,
+    /// as min(N, N*)/(N*·S) with the knee N* = 1 + Z/S, which is finite
+    /// wherever the model is (S + Z itself may overflow).
     pub fn throughput_bound(&self, cores: u32) -> f64 {
-        (f64::from(cores) / (self.service + self.delay)).min(1.0 / self.service)
+        let knee = self.knee();
+        f64::from(cores).min(knee) / knee / self.service
     }
 
-    /// The knee N* = (S + Z)/S, where the two asymptotes of X(N) cross.
+    /// The knee N* = (S + Z)/S, where the two asymptotes of X(N) cross,
+    /// computed as 1 + Z/S (finite for every model [`Repairman::new`]
+    /// accepts, even where S + Z is not).
     pub fn knee(&self) -> f64 {
-        (self.service + self.delay) / self.service
+        1.0 + self.delay / self.service
     }
 
     /// The fewest cores N whose throughput X(N) reaches 95 % of the
@@ -209,5 +217,35 @@ mod tests {
         assert_eq!(m.throughput(0), Err(ModelError::NoCores));
         assert_eq!(m.throughput_curve(0), Err(ModelError::NoCores));
         assert!(m.solve(MAX_CORES + 1).is_err());
+    }
+
+    /// Parameters each finite but whose results are not are refused, by
+    /// the construction or the core count; extreme ones whose results are
+    /// finite are solved, and exactly.
+    #[test]
+    fn results_that_overflow_are_refused_and_extremes_that_do_not_are_exact() {
+        assert_eq!(
+            Repairman::new(1e-320, 1.0),
+            Err(ModelError::PeakOverflow(1e-320))
+        );
+        assert!(matches!(
+            Repairman::new(1e-10, 1e300),
+            Err(ModelError::RatioOverflow { .. })
+        ));
+        let big = Repairman::new(1e308, 1e308).unwrap();
+        assert_eq!(big.knee(), 2.0);
+        assert!(matches!(
+            big.solve(2),
+            Err(ModelError::ResponseOverflow { cores: 2, .. })
+        ));
+        // One core: X = 1/(S + Z) = 5e-309, which is a number.
+        let one = big.solve(1).unwrap();
+        assert!((one.throughput / 5e-309 - 1.0).abs() < 1e-12, "{one:?}");
+        assert_eq!(big.throughput_bound(1), 0.5 / 1e308);
+        // The lock almost always free: X ≈ N/Z, U ≈ N·S/Z and R ≈ S.
+        let free = Repairman::new(1e-300, 1e7).unwrap();
+        let sol = free.solve(10).unwrap();
+        assert!((sol.throughput / 1e-6 - 1.0).abs() < 1e-9, "{sol:?}");
+        assert!((sol.response / 1e-300 - 1.0).abs() < 1e-9, "{sol:?}");
     }
 }

@@ -36,7 +36,9 @@
 //! whose hand-off touches one waiter's line only, avoids.
 
 use super::chain::{self, Solution};
-use super::error::{check_cores, check_delay, check_handoff, check_service, ModelError};
+use super::error::{
+    check_cores, check_delay, check_handoff, check_response, check_scale, check_service, ModelError,
+};
 
 /// A ticket lock: service time S, mean delay Z, hand-off cost C per core
 /// at the lock (one time unit of the caller's choosing).
@@ -50,12 +52,15 @@ pub struct Ticket {
 impl Ticket {
     /// The model with service time `service` (S > 0), mean delay `delay`
     /// (Z ≥ 0) and hand-off cost per core at the lock `handoff` (C ≥ 0),
-    /// all finite.
+    /// all finite, with 1/S and Z/S finite too (see [`super::error`]).
     pub fn new(service: f64, delay: f64, handoff: f64) -> Result<Self, ModelError> {
+        let (service, delay) = (check_service(service)?, check_delay(delay)?);
+        let handoff = check_handoff(handoff)?;
+        check_scale(service, delay)?;
         Ok(Self {
-            service: check_service(service)?,
-            delay: check_delay(delay)?,
-            handoff: check_handoff(handoff)?,
+            service,
+            delay,
+            handoff,
         })
     }
 
@@ -79,10 +84,15 @@ impl Ticket {
         self.service + self.handoff * f64::from(k)
     }
 
-    /// The steady state of `cores` cores.
+    /// The steady state of `cores` cores. N·(S + C·N) must be finite
+    /// (the longest response time; it bounds every S_k too).
     pub fn solve(&self, cores: u32) -> Result<Solution, ModelError> {
-        let cores = check_cores(cores)?;
-        Ok(chain::solve(cores, self.delay, |k| self.service_at(k)))
+        let cores = check_response(check_cores(cores)?, self.service, self.handoff)?;
+        chain::finite(
+            chain::solve(cores, self.delay, |k| self.service_at(k)),
+            self.service,
+            self.delay,
+        )
     }
 
     /// X(N), acquisitions per time unit.
@@ -118,6 +128,22 @@ mod tests {
         let t = Ticket::new(1.0, 1.0, 1.0).unwrap();
         assert_eq!(t.solve(0), Err(ModelError::NoCores));
         assert_eq!(t.peak(0), Err(ModelError::NoCores));
+    }
+
+    /// A hand-off cost whose S + C·N overflows is refused at that N (it
+    /// once gave NaN rows), and the largest N that fits is solved.
+    #[test]
+    fn a_handoff_that_overflows_is_refused_at_that_core_count() {
+        let t = Ticket::new(1.0, 1.0, 1e300).unwrap();
+        let k = super::super::error::most_cores(1.0, 1e300);
+        assert!(matches!(
+            t.solve(k + 1),
+            Err(ModelError::ResponseOverflow { .. })
+        ));
+        assert!(t.peak(k + 1).is_err());
+        let sol = t.solve(k).unwrap();
+        assert!(sol.throughput.is_finite() && sol.response.is_finite());
+        assert!(Ticket::new(1.0, 1.0, 1e308).unwrap().solve(2).is_err());
     }
 
     #[test]

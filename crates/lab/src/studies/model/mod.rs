@@ -15,7 +15,8 @@ use crate::results::Point;
 use crate::store::Store;
 use args::{FitArgs, ModelArgs, ModelKind, ModelName, PredictArgs, MODEL_MAX_CORES};
 use locklab_model::queueing::{
-    fit, fit_family, Fit, FitError, FitOptions, Repairman, Solution, Ticket,
+    fit, fit_family, Fit, FitError, FitOptions, Repairman, Solution, Ticket, MAX_THROUGHPUT,
+    MIN_THROUGHPUT,
 };
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -97,18 +98,20 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
         None => {
             let _ = writeln!(
                 out,
-                "machine-repairman model: S = {s}, Z = {} (one time unit; throughput in acquisitions per unit)",
-                a.delay
+                "machine-repairman model: S = {}, Z = {} (one time unit; throughput in acquisitions per unit)",
+                num(s),
+                num(a.delay)
             );
             let _ = writeln!(out, "{}", knee_line(&rep));
         }
         Some(t) => {
             let _ = writeln!(
                 out,
-                "ticket-lock model: S = {s}, Z = {}, hand-off C = {} per core at the lock \
+                "ticket-lock model: S = {}, Z = {}, hand-off C = {} per core at the lock \
                  (one time unit; throughput in acquisitions per unit)",
-                a.delay,
-                t.handoff()
+                num(s),
+                num(a.delay),
+                num(t.handoff())
             );
             if let Some((n, x)) = peak {
                 let _ = writeln!(
@@ -311,8 +314,10 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
 /// Fits the repairman model to `points` (cores, throughput), as `model
 /// fit` does for any source: `source` names the data in messages,
 /// `point(i)` names the i-th point (a CSV line, a stored point). Bad
-/// points, `first` and too few points are input errors (exit 2); a fit
-/// that does not converge is exit 1.
+/// points, `first`, too few points and data with no valid fit (the best
+/// fit is no model, or misses the points by more than
+/// [`locklab_model::queueing::MAX_MISS`]: see the fit's module) are input
+/// errors (exit 2); a fit that does not converge is exit 1.
 pub fn fit_points(
     points: &[(f64, f64)],
     first: Option<usize>,
@@ -338,7 +343,7 @@ pub fn fit_points(
             point(index)
         )),
         FitError::Throughput { index, value } => LabError::input(format!(
-            "{}: throughput {value}: allowed a finite number greater than 0",
+            "{}: throughput {value}: allowed a number from {MIN_THROUGHPUT:e} to {MAX_THROUGHPUT:e}",
             point(index)
         )),
         FitError::FirstZero => LabError::input("--first 0: allowed 1 or more core counts"),
@@ -364,6 +369,10 @@ pub fn fit_points(
         )),
         FitError::Model(m) => LabError::input(format!("--delay: {m}")),
         FitError::NotConverged { .. } => LabError::failed(format!("{source}: {e}")),
+        FitError::DelayScale { .. } => LabError::input(format!("--delay: {e}")),
+        FitError::NoModel(_) | FitError::FarFromData { .. } => {
+            LabError::input(format!("{source}: {e}"))
+        }
     })
 }
 
@@ -379,8 +388,9 @@ pub struct CsvPoints {
 /// Reads `cores,throughput` lines: blank lines and `#` comments are
 /// skipped, and a first line of names (fields with letters, none a
 /// number) is a header; every other line must be two fields, a whole
-/// number of cores from 1 to [`MODEL_MAX_CORES`] and a finite throughput
-/// greater than 0.
+/// number of cores from 1 to [`MODEL_MAX_CORES`] and a throughput from
+/// [`MIN_THROUGHPUT`] to [`MAX_THROUGHPUT`] (so that the fit's sums of
+/// squares are numbers).
 pub fn read_csv(path: &Path) -> Result<CsvPoints> {
     let name = path.display();
     // A FIFO or a device is refused, and a file read up to a bound far
@@ -420,10 +430,11 @@ pub fn read_csv(path: &Path) -> Result<CsvPoints> {
             }
         };
         let x = match fields[1].parse::<f64>() {
-            Ok(x) if x.is_finite() && x > 0.0 => x,
+            Ok(x) if (MIN_THROUGHPUT..=MAX_THROUGHPUT).contains(&x) => x,
             _ => {
                 return Err(LabError::input(format!(
-                    "{name} line {no}: '{}' throughput: allowed a finite number greater than 0",
+                    "{name} line {no}: '{}' throughput: allowed a number from \
+                     {MIN_THROUGHPUT:e} to {MAX_THROUGHPUT:e}",
                     fields[1]
                 )))
             }
@@ -558,6 +569,11 @@ fn sig(x: f64, digits: i32) -> String {
     } else {
         format!("{x:.*e}", (digits - 1) as usize)
     }
+}
+
+/// A parameter as given, without 300 zeros (`1e-320`).
+fn num(x: f64) -> String {
+    locklab_model::queueing::error::num(x)
 }
 
 fn sig4(x: f64) -> String {
