@@ -225,8 +225,10 @@ static void *cancel_waiter(void *p) {
     EXPECT(pthread_mutex_lock(&cw.m), 0);
     pthread_cleanup_push(cancel_handler, NULL);
     atomic_store(&cw.waiting, 1);
-    /* Cancelled while not at a cancellation point: acted on by the wait. */
-    if (cw.pending) await_at_least(&cw.pending_go, 1);
+    /* Cancelled while not at a cancellation point (sched_yield is none,
+     * unlike a sleep): acted on by the wait, at its start. */
+    if (cw.pending)
+        while (!atomic_load(&cw.pending_go)) sched_yield();
     for (;;) {
         if (cw.timed) {
             struct timespec d = deadline_in(60000);
