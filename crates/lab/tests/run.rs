@@ -260,6 +260,32 @@ fn a_child_left_behind_is_ended_and_reported_and_its_time_is_not_the_programs() 
 }
 
 #[test]
+fn a_run_that_times_out_under_a_lock_is_a_failure_that_says_so() {
+    let (d, db) = tmp();
+    let g = Group::new(d.path(), 1055);
+    let prog = program().to_str().unwrap();
+    let cmd = group_cmd(d.path(), 1055, &["hang-under", "mutex", prog]);
+    let e = Lab::start(
+        &db,
+        d.path(),
+        &args(
+            &["run", "--locks", "mutex", "--reps", "1", "--timeout", "1"],
+            &cmd,
+        ),
+        &[],
+    )
+    .wait(Duration::from_secs(60));
+    assert_eq!(e.code, Some(0), "{}", e.stderr);
+    let line = e
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("mutex"))
+        .unwrap_or_else(|| panic!("{}", e.stdout));
+    assert!(line.contains("FAILED: timed out after 1 s"), "{line}");
+    g.assert_gone();
+}
+
+#[test]
 fn ctrl_c_and_sigterm_end_the_program_and_its_group() {
     let prog = program().to_str().unwrap();
     // SIGINT while a measured repetition runs (the two checking runs pass

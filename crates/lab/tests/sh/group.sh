@@ -9,6 +9,8 @@
 #   group.sh DIR TAG hang-after K PROGRAM...  its first K runs (counted in
 #                                           DIR/runs) run PROGRAM, the
 #                                           next ones hang
+#   group.sh DIR TAG hang-under LOCK PROGRAM...  hangs under LOCKLAB_LOCK=LOCK,
+#                                           runs PROGRAM otherwise
 #
 # CHILD is `sleep TAG` in the background, ignoring SIGTERM and holding the
 # script's stdout and stderr open: TAG is a number unique to the test, so
@@ -48,6 +50,15 @@ hang-after)
         exec "$@"
     fi
     hang
+    ;;
+hang-under)
+    lock=$1
+    shift
+    if [ "${LOCKLAB_LOCK:-}" = "$lock" ]; then
+        hang
+    else
+        exec "$@"
+    fi
     ;;
 *)
     echo "group.sh: no mode $mode" >&2

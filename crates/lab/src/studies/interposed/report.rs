@@ -95,6 +95,11 @@ fn standing(p: &Point, base: Option<&Point>) -> Standing {
         .filter(|e| *e != base_exit)
         .collect();
     let failure = if let Some(e) = odd.first() {
+        // A timeout says how long the program had.
+        let e = match (e, p.params["timeout_s"].as_f64()) {
+            (Exit::TimedOut, Some(t)) => format!("timed out after {t} s"),
+            _ => e.to_string(),
+        };
         Some(format!(
             "FAILED: {e} in {} of {} (baseline: {base_exit})",
             odd.len(),
