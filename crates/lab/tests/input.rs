@@ -487,3 +487,33 @@ fn a_stored_command_is_shell_quoted_and_reads_back_through_sh() {
     typed.extend(args.iter().map(|a| a.to_string()));
     assert_eq!(words, typed, "stored: {stored}");
 }
+
+#[test]
+fn messages_name_the_option_and_the_output_given() {
+    let (d, db) = tmp();
+    // profile's --lock shares run's --locks parser, and said --locks.
+    for (args, needle) in [
+        (
+            &["profile", "--lock", "", "--", "true"][..],
+            "--lock '': empty name",
+        ),
+        (
+            &["profile", "--lock", "std", "--", "true"],
+            "--lock std: std is not one",
+        ),
+    ] {
+        let o = locklab(&db, args);
+        assert_bad_input(&o, needle);
+        assert!(!stderr(&o).starts_with("locklab: --locks"), "{}", stderr(&o));
+    }
+    assert!(!db.exists());
+    // report --out naming the database says the report would destroy it
+    // (it said "plot" and suggested plot.svg).
+    assert_eq!(locklab(&db, TINY_SIM).status.code(), Some(0));
+    let before = std::fs::read(&db).unwrap();
+    let o = locklab(&db, &["report", "--out", db.to_str().unwrap()]);
+    assert_bad_input(&o, "writing the report there");
+    assert!(stderr(&o).contains("report.html") && !stderr(&o).contains("plot"));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    drop(d);
+}

@@ -21,7 +21,7 @@ pub fn find(name: &str) -> Result<&'static Entry> {
     }
     if registry::rw_all().iter().any(|e| e.info.name == name) {
         return Err(LabError::input(format!(
-            "'{name}' is a reader-writer lock: this benchmark measures mutexes \
+            "'{name}' is a reader-writer lock: this option takes mutexes \
              (`locklab torture --locks {name}` checks it); valid locks: all, {}",
             names()
         )));

@@ -46,7 +46,11 @@ fn chosen_lock(name: &str) -> Result<&'static str> {
             "--lock {name}: one lock only (the program runs once); `locklab run --locks` compares several"
         )));
     }
-    let mut v = chosen_locks(Some(name))?;
+    // The list's parser names its option `--locks`; here it is `--lock`.
+    let mut v = chosen_locks(Some(name)).map_err(|e| LabError {
+        msg: e.msg.replacen("--locks ", "--lock ", 1),
+        ..e
+    })?;
     Ok(v.remove(0))
 }
 
