@@ -784,15 +784,25 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
         .transpose()
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(13, Type::Text, Box::new(e)))?
         .unwrap_or_default();
+    let total_ops = bits(4)?;
+    // No acquisition at all has no fairness (0/0). Builds before that
+    // rule stored 1.0 for it, which would name such a lock the fairest:
+    // such a repetition reads as undefined, and the stored value is left
+    // as it was.
+    let jain = if total_ops == 0 && thread_ops.iter().all(|&n| n == 0) {
+        f64::NAN
+    } else {
+        real(8)?
+    };
     Ok(Rep {
         rep: row.get(1)?,
         wall_s: real(2)?,
         cpu_s: real(3)?,
-        total_ops: bits(4)?,
+        total_ops,
         throughput_ops_s: real(5)?,
         ns_per_op: real(6)?,
         thread_ops,
-        jain: real(8)?,
+        jain,
         p50_ns: bits(9)?,
         p99_ns: bits(10)?,
         p999_ns: bits(11)?,
@@ -1233,6 +1243,40 @@ mod tests {
         );
         assert!(!e.msg.contains('\n'), "one line: {:?}", e.msg);
         e
+    }
+
+    #[test]
+    fn a_stored_fairness_of_no_acquisitions_reads_as_undefined() {
+        // As an older build stored it: Jain's index 1.0 over zero counts.
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        let run = store.begin_run(&meta()).unwrap();
+        let mut p = point("tas", 2);
+        for r in &mut p.reps {
+            r.thread_ops = vec![0, 0];
+            r.total_ops = 0;
+            r.throughput_ops_s = 0.0;
+            r.ns_per_op = f64::NAN;
+            r.jain = 1.0;
+        }
+        // A repetition that took something keeps the fairness stored.
+        p.reps[2] = rep(2, 2);
+        store.add_point(run, &p).unwrap();
+        store.finish_run(run).unwrap();
+        let (_, got) = store.load(run).unwrap();
+        let jains: Vec<f64> = got[0].reps.iter().map(|r| r.jain).collect();
+        assert!(jains[0].is_nan() && jains[1].is_nan(), "{jains:?}");
+        assert_eq!(jains[2], p.reps[2].jain);
+        // The file still holds what was written.
+        let stored: Vec<Option<f64>> = store
+            .conn
+            .prepare("SELECT jain FROM reps ORDER BY rep")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(stored[..2], [Some(1.0), Some(1.0)]);
     }
 
     #[test]
