@@ -14,6 +14,7 @@ mod program;
 use common::{compile_c, tmp};
 use program::{left_in, script, Group, Lab};
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// `profile ARGS -- sh group.sh DIR TAG REST…`.
@@ -96,6 +97,32 @@ fn a_child_left_behind_is_ended_and_reported() {
     assert!(e.secs < 15.0, "{} s", e.secs);
     g.assert_gone();
     assert_eq!(left_in(d.path(), "locklab-profile-"), Vec::<String>::new());
+}
+
+#[test]
+fn a_child_that_leaves_the_group_is_not_waited_for() {
+    // `setsid` takes it out of the group, out of the lab's reach (and the
+    // lab says it does not chase it), but not its hold on the output.
+    if Command::new("setsid").arg("true").status().is_err() {
+        eprintln!("note: no setsid here (util-linux); skipped");
+        return;
+    }
+    let (d, db) = tmp();
+    let g = Group::new(d.path(), 1057);
+    let prog = compile_c("run_prog");
+    let a = group_args(
+        d.path(),
+        1057,
+        &["profile", "--hide-output"],
+        &["escape", prog.to_str().unwrap()],
+    );
+    let e = Lab::start(&db, d.path(), &strs(&a), &[]).wait(Duration::from_secs(30));
+    assert_eq!(e.code, Some(0), "{}", e.stderr);
+    assert!(e.stderr.contains("outside its group"), "{}", e.stderr);
+    assert!(e.secs < 10.0, "{} s", e.secs);
+    assert_eq!(left_in(d.path(), "locklab-profile-"), Vec::<String>::new());
+    // It still runs, as documented; the test ends it (`Group`'s drop).
+    assert_eq!(g.running().len(), 1, "{:?}", g.pids());
 }
 
 #[test]

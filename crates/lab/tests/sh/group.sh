@@ -11,6 +11,9 @@
 #                                           next ones hang
 #   group.sh DIR TAG hang-under LOCK PROGRAM...  hangs under LOCKLAB_LOCK=LOCK,
 #                                           runs PROGRAM otherwise
+#   group.sh DIR TAG escape PROGRAM...      starts `sleep TAG` in a session
+#                                           of its own (setsid), holding the
+#                                           output open, then runs PROGRAM
 #
 # CHILD is `sleep TAG` in the background, ignoring SIGTERM and holding the
 # script's stdout and stderr open: TAG is a number unique to the test, so
@@ -50,6 +53,12 @@ hang-after)
         exec "$@"
     fi
     hang
+    ;;
+escape)
+    setsid sleep "$tag" &
+    echo $! > "$dir/$tag.child"
+    echo $$ > "$dir/$tag.main"
+    "$@"
     ;;
 hang-under)
     lock=$1
