@@ -25,7 +25,10 @@
 //! have no deadline.
 //!
 //! With `LOCKLAB_PROFILE=<dir>`, every lock object is counted and the
-//! counts written at exit ([`profile`], read by `locklab profile`).
+//! counts written at exit ([`profile`], read by `locklab profile`). With
+//! `LOCKLAB_MARK=<dir>`, each process marks there that the interposer
+//! loaded and that a lock of locklab's was set up ([`mark`], read by
+//! `locklab run`, which ranks no lock that never took effect).
 //!
 //! Nothing unwinds into C: a condition variable waited on with two
 //! mutexes at once (undefined in POSIX) returns `EINVAL` without releasing
