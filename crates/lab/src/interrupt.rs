@@ -3,9 +3,8 @@
 //! dropped, the finished points stay stored and the run is left marked
 //! incomplete. A second SIGINT kills the process the default way.
 //!
-//! The commands that run a user's program (`run`, `profile`) take SIGTERM
-//! the same way ([`install_with_term`]): the program runs in a process
-//! group of its own, which the lab must end before it goes, so a polite
+//! The commands that run a user's program take SIGTERM the same way
+//! ([`install_with_term`]): the program runs in a process group of its own, which the lab must end before it goes, so a polite
 //! request to stop has to reach the lab's own code. While such a group
 //! runs, its id is kept here ([`set_group`]), so that a second signal,
 //! which ends the lab at once, first kills that group: nothing the lab

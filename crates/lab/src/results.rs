@@ -302,7 +302,7 @@ mod tests {
     fn stat_leaves_out_undefined_repetitions() {
         let rep = |ops: Vec<u64>| Rep::counted(1.0, 0.5, ops);
         let p = Point {
-            bench: "spin".into(),
+            bench: "demo".into(),
             lock: "x".into(),
             threads: 2,
             params: serde_json::Value::Null,

@@ -268,3 +268,82 @@ fn runs_listing_one_line_each() {
     assert!(lines[1].contains("2025-03-01T14:05:09Z"));
     assert_eq!(runs_text(&[]), "no runs stored yet\n");
 }
+
+/// A contention sweep at 2 threads on 2 cores: `ticket` took no lock in
+/// any repetition, `mcs` shared 600 to 400 (locks of the registry, so
+/// that the HTML report draws its chart and table).
+fn zero_and_some() -> (RunMeta, Vec<Point>) {
+    let meta = RunMeta {
+        id: Some(7),
+        kind: "bench spin".into(),
+        command: "locklab bench spin".into(),
+        params: Value::Null,
+        machine: Machine {
+            cores: 2,
+            ..Machine::default()
+        },
+        started: "2026-01-01T00:00:00Z".into(),
+        finished: Some("2026-01-01T00:00:01Z".into()),
+        complete: true,
+    };
+    let point = |lock: &str, ops: &[u64]| Point {
+        bench: "spin".into(),
+        lock: lock.into(),
+        threads: 2,
+        params: json!({"cs_ns": 100, "cs_lines": 1, "delay_ns": 0, "delay_dist": "exp"}),
+        reps: (0..3)
+            .map(|i| Rep {
+                rep: i,
+                ..Rep::counted(1.0, 2.0, ops.to_vec())
+            })
+            .collect(),
+    };
+    (
+        meta,
+        vec![point("ticket", &[0, 0]), point("mcs", &[600, 400])],
+    )
+}
+
+/// No acquisition has no fairness wherever a run is shown: "n/a" in
+/// the text and the HTML report, `null` in JSON, an empty cell in an
+/// export, and never a number (1.00) nor NaN; and no verdict names it.
+#[test]
+fn no_acquisitions_show_an_undefined_fairness_everywhere() {
+    let (meta, points) = zero_and_some();
+    let text = render_text(&meta, &points);
+    assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+    let row = text
+        .lines()
+        .skip_while(|l| !l.contains("fairness: Jain"))
+        .find(|l| l.trim_start().starts_with("ticket"))
+        .unwrap_or_else(|| panic!("no fairness row for ticket in {text}"));
+    assert!(row.contains("n/a"), "{row}");
+    for l in text.lines().filter(|l| l.contains("fairest")) {
+        assert!(l.contains("mcs") && !l.contains("ticket"), "{l}");
+    }
+
+    let v = run_json(&meta, &points);
+    let idle = &v["points"][0];
+    assert_eq!(idle["lock"], "ticket");
+    assert!(idle["jain"].is_null(), "{idle}");
+    assert!(idle["repetitions"][0]["jain"].is_null(), "{idle}");
+    let busy = 1e6 / (2.0 * (600.0 * 600.0 + 400.0 * 400.0));
+    assert!((v["points"][1]["jain"].as_f64().unwrap() - busy).abs() < 1e-9);
+    let verdict = v["verdict"].to_string();
+    assert!(!verdict.contains("ticket"), "{verdict}");
+
+    let html = crate::html::page(&[(meta.clone(), points.clone())]);
+    assert!(!html.contains("NaN"), "NaN in the HTML report");
+    assert!(html.contains("<td class=\"n\">n/a</td>"));
+
+    let jain_col = |t: &crate::export::Table| t.header.iter().position(|h| h == "jain").unwrap();
+    for t in [
+        crate::export::points_table(&points, crate::export::Numbers::Full),
+        crate::export::reps_table(&points, crate::export::Numbers::Short),
+    ] {
+        let c = jain_col(&t);
+        assert_eq!(t.rows[0][c], "", "{:?}", t.rows[0]);
+        let cell: f64 = t.rows.last().unwrap()[c].parse().unwrap();
+        assert!((cell - busy).abs() < 1e-3, "{cell}");
+    }
+}
