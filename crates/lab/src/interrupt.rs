@@ -4,8 +4,9 @@
 //! incomplete. A second SIGINT kills the process the default way.
 //!
 //! The commands that run a user's program take SIGTERM the same way
-//! ([`install_with_term`]): the program runs in a process group of its own, which the lab must end before it goes, so a polite
-//! request to stop has to reach the lab's own code. While such a group
+//! ([`install_with_term`]): the program runs in a process group of its
+//! own, which the lab must end before it goes, so a polite request to
+//! stop has to reach the lab's own code. While such a group
 //! runs, its id is kept here ([`set_group`]), so that a second signal,
 //! which ends the lab at once, first kills that group: nothing the lab
 //! started outlives it, however impatient the user.
