@@ -347,3 +347,43 @@ fn a_stripped_program_names_an_uncovered_caller_by_file_and_offset() {
     let bare = first_caller(&stripped);
     assert_eq!(bare, format!("prog+{:#x}", hidden + off), "stripped caller");
 }
+
+#[test]
+fn unlocks_of_a_mutex_nobody_holds_are_refused_and_reported() {
+    let prog = compile_c("misuse_prog");
+    let (_d, db) = tmp();
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_locklab"));
+        cmd.arg("--db").arg(&db);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.args(["profile", "--lock", "mcs"]);
+        if json {
+            cmd.arg("--hide-output");
+        }
+        cmd.args(["--", prog.to_str().unwrap()]);
+        cmd.output().unwrap()
+    };
+    let o = run(true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let misuse: Vec<u64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["params"]["process"]["misuse"].as_u64().expect("misuse"))
+        .collect();
+    assert!(
+        !misuse.is_empty() && misuse.iter().all(|&m| m == 3),
+        "{misuse:?}"
+    );
+    let o = run(false);
+    let text = stdout(&o);
+    // The program saw its three unlocks refused, and the report says so.
+    assert!(text.contains("refused 3"), "{text}");
+    assert!(
+        text.contains("note: 3 unlocks of a default mutex that the caller did not hold"),
+        "{text}"
+    );
+}

@@ -65,7 +65,7 @@ fn points_of(p: &Process, resolver: &mut symbols::Resolver) -> Vec<Point> {
     let process = json!({
         "pid": p.pid, "ppid": p.ppid, "exe": p.exe, "elapsed_ns": p.elapsed_ns,
         "threads": p.threads, "objects": p.objects.len(), "overflow": p.overflow,
-        "glibc_only_calls": p.glibc_only, "rwlock": p.rwlock,
+        "glibc_only_calls": p.glibc_only, "rwlock": p.rwlock, "misuse": p.misuse,
     });
     let point = |object: String, kind: &str, caller: Value, c: &Counts| {
         let mut rep = Rep::one_thread(0, p.elapsed_ns as f64 * 1e-9, 0.0, c.acquisitions + c.reads);

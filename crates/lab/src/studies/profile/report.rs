@@ -197,6 +197,7 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
         for (k, what) in [
             ("overflow", "objects found no room in the profile's table and were not counted"),
             ("glibc_only_calls", "calls on process-shared, robust or priority-protocol locks, which stay the C library's, were not counted"),
+            ("misuse", "unlocks of a default mutex that the caller did not hold were refused with EPERM (a bug in the program: POSIX leaves it undefined, and the C library lets it pass)"),
         ] {
             if let Some(n) = process(first, k).as_u64().filter(|n| *n > 0) {
                 let _ = writeln!(out, "  note: {n} {what}");
