@@ -1001,10 +1001,7 @@ fn create_whole(path: &Path) -> Result<()> {
             path: path.to_path_buf(),
         };
         store.check_and_migrate(MIGRATIONS)?;
-        store
-            .conn
-            .close()
-            .map_err(|(_, e)| cannot(&sql_text(&e)))?;
+        store.conn.close().map_err(|(_, e)| cannot(&sql_text(&e)))?;
         std::fs::File::open(&tmp)
             .and_then(|f| f.sync_all())
             .map_err(|e| cannot(&e))
@@ -1017,7 +1014,11 @@ fn create_whole(path: &Path) -> Result<()> {
     }
     match tmp.persist_noclobber(path) {
         Ok(()) => {
-            crate::files::sync_dir(path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")));
+            crate::files::sync_dir(
+                path.parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new(".")),
+            );
             Ok(())
         }
         // Another process made it first: open theirs.
@@ -1463,7 +1464,10 @@ mod tests {
             Store::open(&dir.path().join("missing").join("locklab.db")),
             "does not exist",
         );
-        expect_input_err(Store::open(dir.path()), "a directory; allowed a regular file");
+        expect_input_err(
+            Store::open(dir.path()),
+            "a directory; allowed a regular file",
+        );
         expect_input_err(Store::open(Path::new("")), "the database path is empty");
         assert_eq!(std::fs::read(&file).unwrap(), b"x");
     }

@@ -504,7 +504,11 @@ fn messages_name_the_option_and_the_output_given() {
     ] {
         let o = locklab(&db, args);
         assert_bad_input(&o, needle);
-        assert!(!stderr(&o).starts_with("locklab: --locks"), "{}", stderr(&o));
+        assert!(
+            !stderr(&o).starts_with("locklab: --locks"),
+            "{}",
+            stderr(&o)
+        );
     }
     assert!(!db.exists());
     // report --out naming the database says the report would destroy it

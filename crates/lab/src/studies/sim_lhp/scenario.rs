@@ -880,7 +880,11 @@ name = "crunch"
             e.msg
         );
         let e = load(dir.path(), &Overrides::default()).unwrap_err();
-        assert!(e.msg.contains("a directory; allowed a scenario file"), "{}", e.msg);
+        assert!(
+            e.msg.contains("a directory; allowed a scenario file"),
+            "{}",
+            e.msg
+        );
         std::fs::write(&path, VM).unwrap();
         assert_eq!(load(&path, &Overrides::default()).unwrap().name, "nope");
     }
