@@ -375,6 +375,28 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
     let mut child = cmd.spawn()?;
     let pid = child.id() as libc::pid_t;
     crate::interrupt::set_group(pid);
+    // The program's peak memory, sampled while it runs (see
+    // `Outcome::max_rss_kib`), from its start: a short program may end
+    // within milliseconds.
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        // Until the child has replaced itself with the program, its memory
+        // is the lab's (it is started by vfork): those samples, which bear
+        // the lab's name, do not count.
+        let ours = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
+        std::thread::spawn(move || {
+            let path = format!("/proc/{pid}/status");
+            let mut peak = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                if let Some(k) = vm_hwm_kib(&path, ours.trim()) {
+                    peak = peak.max(k);
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            peak
+        })
+    };
     let stop = Arc::new(Mutex::new(None));
     let read = reader(
         child.stdout.take().expect("piped"),
@@ -402,27 +424,6 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
         let err = std::io::Error::last_os_error();
         let _ = tx.send((r, err, status, usage, start.elapsed()));
     });
-    // The program's peak memory, sampled while it runs (see
-    // `Outcome::max_rss_kib`).
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let done = done.clone();
-        // Until the child has replaced itself with the program, its memory
-        // is the lab's (it is started by vfork): those samples, which bear
-        // the lab's name, do not count.
-        let ours = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
-        std::thread::spawn(move || {
-            let path = format!("/proc/{pid}/status");
-            let mut peak = 0u64;
-            while !done.load(Ordering::Relaxed) {
-                if let Some(k) = vm_hwm_kib(&path, ours.trim()) {
-                    peak = peak.max(k);
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            peak
-        })
-    };
     // Wait for the program, the timeout or the user, whichever comes
     // first; on the latter two, end its group (the waiter then reports the
     // program's end).
@@ -453,6 +454,8 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
             }
         }
     };
+    // Reaped: its pid may be anyone's from here on.
+    done.store(true, Ordering::Relaxed);
     // The program has exited: what is left of its group is ended now, so
     // that nothing it started runs on into the next repetition.
     let left = match cut.map_or_else(|| members(pid), |_| Some(0)) {
@@ -472,7 +475,6 @@ pub fn run_once(l: &Launch<'_>) -> std::io::Result<Outcome> {
     crate::interrupt::set_group(0);
     *stop.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + DRAIN);
     let (stdout, stderr, metric, held) = read.join().unwrap_or_default();
-    done.store(true, Ordering::Relaxed);
     let peak_kib = sampler.join().unwrap_or(0);
     // `wait4` reaped it: the `Child` must not wait again.
     drop(child);
