@@ -425,3 +425,20 @@ fn a_lock_that_never_took_effect_is_refused_not_ranked() {
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert_eq!(left_in(d.path(), "locklab-run-"), Vec::<String>::new());
 }
+
+#[test]
+fn a_program_of_spin_locks_alone_runs_under_a_lock_that_takes_them() {
+    // Spin locks are set up by `pthread_spin_init`, not by the mutex
+    // path: under `tas` they are locklab's, and the run goes ahead;
+    // under `mutex`, which leaves them to the C library, nothing took
+    // effect.
+    let (_d, db) = tmp();
+    let cmd = vec![compile_c("spin_prog").to_str().unwrap().to_string()];
+    let o = locklab(&db, &args(&["run", "--locks", "tas", "--reps", "1"], &cmd));
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let o = locklab(
+        &db,
+        &args(&["run", "--locks", "mutex", "--reps", "1"], &cmd),
+    );
+    assert_bad_input(&o, "never took effect");
+}

@@ -3,7 +3,8 @@
 //! set (by the lab, for one unmeasured run), every process the interposer
 //! loads in creates `<dir>/loaded` as it loads, and `<dir>/used` the first
 //! time it sets up a lock object of locklab's ([`used`], called from
-//! `slot`'s set-up, which runs once per object). A program that replaced
+//! `slot`'s set-up, which runs once per object, and from
+//! `pthread_spin_init` where spin locks are locklab's). A program that replaced
 //! `LD_PRELOAD`, or is statically linked, leaves no `loaded`; one that
 //! never took a lock through the interposer (or only locks the C library
 //! keeps) leaves no `used`. Nothing of this is on a lock's path: the set-up

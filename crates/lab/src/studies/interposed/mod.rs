@@ -138,7 +138,7 @@ fn took_effect<'a>(
     if c.name != PASSTHROUGH && o.exit == Exit::Code(0) && !marks.path().join("used").exists() {
         return Err(LabError::input(format!(
             "'{shown}': the interposer loaded but {} never took effect: no process of the program took a \
-             pthread mutex or reader-writer lock through it (it takes none, or only ones the C library keeps, \
+             pthread mutex, reader-writer lock or spin lock through it (it takes none, or only ones the C library keeps, \
              or it runs its work with LD_PRELOAD removed); nothing ranked",
             c.name
         )));
