@@ -317,30 +317,18 @@ pub unsafe extern "C" fn pthread_rwlock_init(
         l.cast::<u8>()
             .write_bytes(0, core::mem::size_of::<pthread_rwlock_t>())
     };
-    // A cell that lives beside the object is taken now, where running out
-    // of memory can be reported.
-    if !slot::fits(ops.size, ops.align) {
-        let base = l.cast::<u8>();
-        // SAFETY: the state word and the room of the object just written.
-        let cell = unsafe {
-            slot::cell(
-                base.add(STATE),
-                base.add(ROOM),
-                ops.size,
-                ops.align,
-                ops.init,
-            )
-        };
-        if cell.is_null() {
-            // SAFETY: as above: not initialized after all.
-            unsafe {
-                l.cast::<u8>()
-                    .write_bytes(0, core::mem::size_of::<pthread_rwlock_t>())
-            };
-            return libc::ENOMEM;
-        }
+    // SAFETY: the object just written; its state word and room.
+    unsafe {
+        slot::reserve_at_init(
+            l.cast::<u8>(),
+            core::mem::size_of::<pthread_rwlock_t>(),
+            STATE,
+            ROOM,
+            ops.size,
+            ops.align,
+            ops.init,
+        )
     }
-    0
 }
 
 /// # Safety

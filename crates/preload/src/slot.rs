@@ -81,6 +81,36 @@ pub const fn fits(size: usize, align: usize) -> bool {
     size <= ROOM && align <= 8
 }
 
+/// At `pthread_*_init` of an object just zeroed (`len` bytes from
+/// `object`): a cell that does not fit in the object is taken now, where
+/// running out of memory can still be reported. `0`, or `ENOMEM` with the
+/// object zeroed again (not initialized after all).
+///
+/// # Safety
+/// As [`cell`], with `state` and `room` at those offsets of `object`, and
+/// `object` writable for `len` bytes.
+pub unsafe fn reserve_at_init(
+    object: *mut u8,
+    len: usize,
+    state: usize,
+    room: usize,
+    size: usize,
+    align: usize,
+    init: unsafe fn(*mut u8),
+) -> libc::c_int {
+    if fits(size, align) {
+        return 0;
+    }
+    // SAFETY: the caller's contract: offsets inside the object.
+    let c = unsafe { cell(object.add(state), object.add(room), size, align, init) };
+    if c.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { object.write_bytes(0, len) };
+        return libc::ENOMEM;
+    }
+    0
+}
+
 /// Sets the cell up (or waits for the thread that does); false if it
 /// failed for want of memory.
 #[cold]
