@@ -168,7 +168,7 @@ pub fn ended(exit: Exit, timeout: Duration) -> String {
 
 /// The line for a command the user stopped while the program ran.
 pub fn interrupted(shown: &str) -> String {
-    format!("interrupted: '{shown}' and its process group were ended; nothing stored")
+    format!("interrupted: `{shown}` and its process group were ended; nothing stored")
 }
 
 /// The notes about what a program left behind when it exited, each said
@@ -184,7 +184,7 @@ impl Leftovers {
     pub fn note(&self, shown: &str, o: &Outcome) {
         if o.left > 0 && !self.left.replace(true) {
             noteln!(
-                "note: '{shown}' left {} process{} running after it exited; ended {} (and so after every run)",
+                "note: `{shown}` left {} process{} running after it exited; ended {} (and so after every run)",
                 o.left,
                 if o.left == 1 { "" } else { "es" },
                 if o.left == 1 { "it" } else { "them" }
@@ -192,7 +192,7 @@ impl Leftovers {
         }
         if o.held && !self.held.replace(true) {
             noteln!(
-                "note: '{shown}' left its output open in a process outside its group (one that called setsid), \
+                "note: `{shown}` left its output open in a process outside its group (one that called setsid), \
                  not ended by the lab; its output was read up to {} s after it exited",
                 launch::DRAIN.as_secs_f64()
             );

@@ -120,7 +120,7 @@ fn took_effect<'a>(
     let mut l = launch(c);
     l.set
         .push(("LOCKLAB_MARK", marks.path().as_os_str().to_owned()));
-    let o = run_once(&l).map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+    let o = run_once(&l).map_err(|e| LabError::input(format!("cannot start `{shown}`: {e}")))?;
     leftovers.note(shown, &o);
     if o.exit == Exit::Interrupted {
         noteln!("{}", interrupted(shown));
@@ -128,7 +128,7 @@ fn took_effect<'a>(
     }
     if !marks.path().join("loaded").exists() {
         return Err(LabError::input(format!(
-            "'{shown}': the interposer did not load in it (it is statically linked, or replaces LD_PRELOAD \
+            "`{shown}`: the interposer did not load in it (it is statically linked, or replaces LD_PRELOAD \
              before it starts its program), so no lock of locklab's can take effect; nothing ranked"
         )));
     }
@@ -137,7 +137,7 @@ fn took_effect<'a>(
     // before its first lock: the measured runs report that failure.
     if c.name != PASSTHROUGH && o.exit == Exit::Code(0) && !marks.path().join("used").exists() {
         return Err(LabError::input(format!(
-            "'{shown}': the interposer loaded but {} never took effect: no process of the program took a \
+            "`{shown}`: the interposer loaded but {} never took effect: no process of the program took a \
              pthread mutex, reader-writer lock or spin lock through it (it takes none, or only ones the C library keeps, \
              or it runs its work with LD_PRELOAD removed); nothing ranked",
             c.name
@@ -145,7 +145,7 @@ fn took_effect<'a>(
     }
     if o.exit != Exit::Code(0) {
         noteln!(
-            "note: '{shown}' {} under {} in the unmeasured run that checks the interposer",
+            "note: `{shown}` {} under {} in the unmeasured run that checks the interposer",
             ended(o.exit, timeout),
             c.name
         );
@@ -230,7 +230,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
 
     // The probe: one unmeasured run under the baseline.
     let probe = run_once(&launch(&contenders[0]))
-        .map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+        .map_err(|e| LabError::input(format!("cannot start `{shown}`: {e}")))?;
     leftovers.note(&shown, &probe);
     if probe.exit == Exit::Interrupted {
         noteln!("{}", interrupted(&shown));
@@ -238,7 +238,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
     }
     if probe.exit != Exit::Code(0) {
         return Err(LabError::input(format!(
-            "'{shown}' {} under the C library's own locks (the baseline); locklab run compares \
+            "`{shown}` {} under the C library's own locks (the baseline); locklab run compares \
              locks on a program that succeeds{}",
             ended(probe.exit, timeout),
             match last_line(&probe.stderr) {

@@ -135,7 +135,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
         metric: None,
     };
     let o =
-        run_once(&launch).map_err(|e| LabError::input(format!("cannot start '{shown}': {e}")))?;
+        run_once(&launch).map_err(|e| LabError::input(format!("cannot start `{shown}`: {e}")))?;
     Leftovers::default().note(&shown, &o);
     if o.exit == Exit::Interrupted {
         noteln!("{}", interrupted(&shown));
@@ -156,12 +156,12 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
             ),
         };
         return Err(LabError::input(format!(
-            "'{shown}' wrote no profile: {why}"
+            "`{shown}` wrote no profile: {why}"
         )));
     }
     if o.exit != Exit::Code(0) {
         noteln!(
-            "note: '{shown}' {}; the counts of the processes that exited follow",
+            "note: `{shown}` {}; the counts of the processes that exited follow",
             ended(o.exit, timeout)
         );
     }
@@ -173,7 +173,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
     let lockless = processes.iter().filter(|p| p.objects.is_empty()).count();
     if points.is_empty() {
         noteln!(
-            "'{shown}': {} process{} wrote counts, and none took a lock through the C library's functions",
+            "`{shown}`: {} process{} wrote counts, and none took a lock through the C library's functions",
             processes.len(),
             if processes.len() == 1 { "" } else { "es" }
         );
