@@ -71,13 +71,22 @@ pub fn erlang_x(s: f64, z: f64, n: u32) -> f64 {
 /// into a directory of this test process's own; panics with the
 /// compiler's message if it fails.
 pub fn compile_c(name: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static BUILDS: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!("locklab-{name}-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join(name);
+    // Tests of one binary run side by side and may compile the same
+    // program: each writes its own file and renames it into place, so no
+    // test ever runs a binary another is still writing.
+    let tmp = dir.join(format!(
+        "{name}.{}.tmp",
+        BUILDS.fetch_add(1, Ordering::Relaxed)
+    ));
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let o = std::process::Command::new("cc")
         .args(["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
-        .arg(&bin)
+        .arg(&tmp)
         .arg(&src)
         .output()
         .expect("a C compiler, `cc`, on PATH");
@@ -87,5 +96,6 @@ pub fn compile_c(name: &str) -> PathBuf {
         src.display(),
         String::from_utf8_lossy(&o.stderr)
     );
+    std::fs::rename(&tmp, &bin).unwrap();
     bin
 }

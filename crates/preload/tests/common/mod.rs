@@ -31,7 +31,13 @@ pub fn compile(name: &str, libs: &[&str]) -> Result<PathBuf, String> {
     text.hash(&mut hash);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("locklab-preload");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let partial = dir.join(format!("{name}.{}.partial", std::process::id()));
+    // Own to this call: threads of one test process may compile at once.
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let partial = dir.join(format!(
+        "{name}.{}.{}.partial",
+        std::process::id(),
+        BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     let exe = dir.join(format!("{name}-{:016x}", hash.finish()));
     let out = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-pthread"])
