@@ -10,7 +10,7 @@
 //! when the interval excludes 1 and the ratio is beyond the noise
 //! threshold (`--noise`, 5 % unless told): two runs of the same code
 //! minutes apart differ by a few % that neither run's repetitions see
-//! (the README gives this machine's). A baseline is a name for a stored
+//! (docs/cli.md gives this machine's). A baseline is a name for a stored
 //! run, so that `compare main last` compares the newest run with it.
 
 use std::fmt::Write as _;

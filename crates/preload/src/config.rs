@@ -277,7 +277,7 @@ mod tests {
         fits(o.size, o.align)
     }
 
-    /// The README and `slot`'s documentation say which locks live in the
+    /// docs/programs.md and `slot`'s documentation say which locks live in the
     /// C object and which beside it.
     #[test]
     fn cells_live_where_the_docs_say() {

@@ -36,7 +36,7 @@
 //! **What it changes.** The extra attempt before a blocking acquisition
 //! (one more compare-and-swap on a contended line), the clock reads and
 //! the table's cache lines: `locklab profile` reports what this costs per
-//! uncontended acquisition (the README has the figure). Objects are told
+//! uncontended acquisition (docs/programs.md has the figure). Objects are told
 //! apart by address: one destroyed and another made at the same address
 //! add up. Objects the C library keeps (process-shared, robust,
 //! priority-protocol) are not counted; the first such call is noted once

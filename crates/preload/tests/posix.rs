@@ -309,7 +309,7 @@ fn condvar_binding_ends_with_the_released_waiters() {
 ///
 /// Not under CLH and its adapters: a fresh CLH lock takes a queue node
 /// from the library's node pool when it is first acquired, and the pool
-/// ends the process when it cannot grow (README, the interposer's section).
+/// ends the process when it cannot grow (docs/programs.md).
 #[test]
 fn init_with_the_address_space_exhausted() {
     let mut configs = under_mutexes();
@@ -339,7 +339,7 @@ fn init_with_the_address_space_exhausted() {
 }
 
 /// Not under `brlock`, whose writer takes each CPU's lock in turn and so
-/// cannot be passed (its module documentation, and README).
+/// cannot be passed (its module documentation, and docs/programs.md).
 #[test]
 fn realtime_readers_pass_a_waiting_writer_of_lower_priority() {
     let mut configs = under_rwlocks();
