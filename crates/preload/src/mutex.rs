@@ -260,8 +260,9 @@ unsafe fn try_ours(m: *mut pthread_mutex_t, cell: *mut u8, ty: i32, ops: &MutexO
     }
 }
 
-/// Releases an object of ours: `EPERM` if it is not the caller's. With `all`, a recursive mutex is released
-/// whatever its count, which is returned (for a condition wait).
+/// Releases an object of ours: `EPERM` if it is not the caller's. With
+/// `all`, a recursive mutex is released whatever its count, which is
+/// returned (for a condition wait).
 ///
 /// # Safety
 /// As for `lock_ours`.

@@ -218,21 +218,9 @@ pub(crate) fn alloc(size: usize, align: usize) -> *mut u8 {
         let mut at = ARENA.next.load(Ordering::Relaxed).next_multiple_of(bytes);
         if at == 0 || at + bytes > ARENA.end.load(Ordering::Relaxed) {
             let len = CHUNK.max(bytes);
-            // SAFETY: an anonymous private mapping at an address of the
-            // kernel's choosing touches no existing memory.
-            let p = unsafe {
-                libc::mmap(
-                    core::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
+            let Some(p) = locklab::util::try_map_anon(len) else {
                 return core::ptr::null_mut();
-            }
+            };
             at = p as usize;
             ARENA.end.store(at + len, Ordering::Relaxed);
         }

@@ -178,6 +178,13 @@ pub(crate) fn colour(step: usize) -> usize {
 /// memory for it.
 #[cfg(not(loom))]
 pub fn map_anon(len: usize, what: &str) -> *mut u8 {
+    try_map_anon(len).unwrap_or_else(|| abort_with(what))
+}
+
+/// [`map_anon`] for a caller that can report running out of memory:
+/// `None` if the kernel has none for the mapping.
+#[cfg(not(loom))]
+pub fn try_map_anon(len: usize) -> Option<*mut u8> {
     // SAFETY: an anonymous private mapping at an address of the kernel's
     // choosing touches no existing memory.
     let p = unsafe {
@@ -190,10 +197,7 @@ pub fn map_anon(len: usize, what: &str) -> *mut u8 {
             0,
         )
     };
-    if p == libc::MAP_FAILED {
-        abort_with(what);
-    }
-    p.cast()
+    (p != libc::MAP_FAILED).then_some(p.cast())
 }
 
 /// Writes `msg` to standard error and aborts, without allocating (a
