@@ -373,19 +373,7 @@ impl RawRwSem {
     /// Takes a read lock if that needs no waiting.
     #[inline]
     pub fn try_acquire_shared(&self) -> bool {
-        let mut s = self.state.load(Ordering::Relaxed);
-        while read_enterable(s) && s & OVERFLOW == 0 {
-            match self.state.compare_exchange_weak(
-                s,
-                s + READER,
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(x) => s = x,
-            }
-        }
-        false
+        self.try_add_reader(|s| read_enterable(s) && s & OVERFLOW == 0)
     }
 
     /// Takes a read lock if no writer *holds* it, even while writers wait
@@ -397,8 +385,14 @@ impl RawRwSem {
     /// wakes it as usual.
     #[inline]
     pub fn try_acquire_shared_past_waiters(&self) -> bool {
+        self.try_add_reader(|s| s & (WRITER | OVERFLOW) == 0)
+    }
+
+    /// Counts one more reader while `enterable` holds of the state.
+    #[inline]
+    fn try_add_reader(&self, enterable: impl Fn(u32) -> bool) -> bool {
         let mut s = self.state.load(Ordering::Relaxed);
-        while s & (WRITER | OVERFLOW) == 0 {
+        while enterable(s) {
             match self.state.compare_exchange_weak(
                 s,
                 s + READER,

@@ -173,17 +173,7 @@ impl RawRwFair {
     /// Takes a read lock if no writer holds or waits at the head right now.
     #[inline]
     pub fn try_acquire_shared(&self) -> bool {
-        let mut s = self.state.load(Ordering::Relaxed);
-        while s & READ_BLOCK == 0 {
-            match self
-                .state
-                .compare_exchange(s, s + READER, Ordering::Acquire, Ordering::Relaxed)
-            {
-                Ok(_) => return true,
-                Err(x) => s = x,
-            }
-        }
-        false
+        self.try_add_reader(READ_BLOCK)
     }
 
     /// Takes a read lock if no writer *holds* it, even while a writer waits
@@ -195,8 +185,14 @@ impl RawRwFair {
     /// the usual one.
     #[inline]
     pub fn try_acquire_shared_past_waiters(&self) -> bool {
+        self.try_add_reader(LOCKED | OVERFLOW)
+    }
+
+    /// Counts one more reader unless a bit of `blocked` is set.
+    #[inline]
+    fn try_add_reader(&self, blocked: u32) -> bool {
         let mut s = self.state.load(Ordering::Relaxed);
-        while s & (LOCKED | OVERFLOW) == 0 {
+        while s & blocked == 0 {
             match self
                 .state
                 .compare_exchange(s, s + READER, Ordering::Acquire, Ordering::Relaxed)

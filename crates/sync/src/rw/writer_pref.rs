@@ -146,17 +146,7 @@ impl RawRwWriter {
     /// Takes a read lock if no writer holds or waits right now.
     #[inline]
     pub fn try_acquire_shared(&self) -> bool {
-        let mut s = self.state.load(Ordering::Relaxed);
-        while s & READ_BLOCK == 0 && s & READERS != READERS {
-            match self
-                .state
-                .compare_exchange(s, s + READER, Ordering::Acquire, Ordering::Relaxed)
-            {
-                Ok(_) => return true,
-                Err(x) => s = x,
-            }
-        }
-        false
+        self.try_add_reader(READ_BLOCK)
     }
 
     /// Takes a read lock if no writer *holds* it, even while writers wait:
@@ -167,8 +157,15 @@ impl RawRwWriter {
     /// release is the usual one.
     #[inline]
     pub fn try_acquire_shared_past_waiters(&self) -> bool {
+        self.try_add_reader(WRITER | OVERFLOW)
+    }
+
+    /// Counts one more reader unless a bit of `blocked` is set or the
+    /// count is full.
+    #[inline]
+    fn try_add_reader(&self, blocked: u32) -> bool {
         let mut s = self.state.load(Ordering::Relaxed);
-        while s & (WRITER | OVERFLOW) == 0 && s & READERS != READERS {
+        while s & blocked == 0 && s & READERS != READERS {
             match self
                 .state
                 .compare_exchange(s, s + READER, Ordering::Acquire, Ordering::Relaxed)
