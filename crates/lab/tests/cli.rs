@@ -133,7 +133,7 @@ fn a_database_from_a_newer_schema_is_refused_and_left_alone() {
     {
         let c = rusqlite::Connection::open(&db).unwrap();
         // A locklab file (our application id) from a future schema.
-        let id = locklab_lab::store::APPLICATION_ID;
+        let id = locklab_lab::core::store::APPLICATION_ID;
         c.execute_batch(&format!(
             "CREATE TABLE future(x); PRAGMA application_id = {id}; PRAGMA user_version = 999;"
         ))
@@ -151,7 +151,7 @@ fn a_database_from_a_newer_schema_is_refused_and_left_alone() {
 #[test]
 fn unknown_run_id_is_an_input_error() {
     let (_d, db) = tmp();
-    drop(locklab_lab::store::Store::open(&db).unwrap());
+    drop(locklab_lab::core::store::Store::open(&db).unwrap());
     assert_eq!(locklab(&db, &["runs"]).status.code(), Some(0));
     assert_bad_input(&locklab(&db, &["show", "42"]), "42");
     assert_bad_input(&locklab(&db, &["plot", "42", "--out", "x.svg"]), "42");
@@ -405,7 +405,7 @@ fn locks_lists_every_lock_with_peers_marked() {
     for l in locks {
         let name = l["name"].as_str().unwrap();
         assert_eq!(l["peer"], peers.contains(&name), "{l}");
-        let rw = locklab_lab::registry::rw_all()
+        let rw = locklab_lab::core::registry::rw_all()
             .iter()
             .any(|e| e.info.name == name);
         assert_eq!(l["kind"], if rw { "rwlock" } else { "mutex" }, "{l}");
@@ -992,7 +992,7 @@ fn threads_opening_one_new_database_at_once_all_find_it_a_locklab_database() {
             for _ in 0..THREADS {
                 s.spawn(|| {
                     start.wait();
-                    if let Err(e) = locklab_lab::store::Store::open(&db) {
+                    if let Err(e) = locklab_lab::core::store::Store::open(&db) {
                         panic!("round {round}: {e}");
                     }
                 });

@@ -1,6 +1,6 @@
 //! The torture test must pass for every lock and must catch a broken one.
 
-use locklab_lab::lablock::{LabLock, LabRwLock};
+use locklab_lab::core::lablock::{LabLock, LabRwLock};
 use locklab_lab::studies::torture::locks::{parse_torture_list, Tortured};
 use locklab_lab::studies::torture::runner::{self as torture, TortureConfig};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -163,7 +163,7 @@ fn torture_reports_a_hang_instead_of_hanging() {
 
 // ---- RCU (`locklab torture --rcu`) ----
 
-use locklab_lab::studies::rcutorture::{self, RcuTortureConfig};
+use locklab_lab::studies::torture::rcu::{self as rcutorture, RcuTortureConfig};
 use std::process::{Command, Output};
 
 fn rcu_cfg(secs: f64) -> RcuTortureConfig {

@@ -9,12 +9,12 @@
 //! checks after it; the elision counters in words; and where a big lock
 //! stops keeping up, for the verdicts.
 
-use crate::cli::CoreList;
-use crate::error::{LabError, Result};
-use crate::measure::{settle_for, Hooks, Span, Window};
+use crate::core::args::CoreList;
+use crate::core::error::{LabError, Result};
+use crate::core::measure::{settle_for, Hooks, Span, Window};
+use crate::core::results::Rep;
+use crate::core::sweep::RepRun;
 use crate::noteln;
-use crate::results::Rep;
-use crate::sweep::RepRun;
 use locklab::elide::Policy;
 use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
 use locklab_kernel::idle::IdleSpan;
@@ -28,7 +28,7 @@ pub const MAX_CORES: u32 = 64;
 
 /// Emulated core counts (up to [`MAX_CORES`]).
 pub(crate) fn parse_emulated_cores(s: &str) -> std::result::Result<CoreList, String> {
-    crate::cli::parse_core_list(s, MAX_CORES)
+    crate::core::args::parse_core_list(s, MAX_CORES)
 }
 
 /// The emulated core counts asked for, or 1 up to the CPUs this process
@@ -36,7 +36,7 @@ pub(crate) fn parse_emulated_cores(s: &str) -> std::result::Result<CoreList, Str
 pub fn cores_or_default(cores: Option<&CoreList>) -> Vec<u32> {
     match cores {
         Some(c) => c.0.clone(),
-        None => (1..=(crate::machine::cpus() as u32).clamp(1, MAX_CORES)).collect(),
+        None => (1..=(crate::core::machine::cpus() as u32).clamp(1, MAX_CORES)).collect(),
     }
 }
 
@@ -109,7 +109,7 @@ pub fn notes<F>(
             "note: elide left out: this CPU has no RTM (--variants elide --allow-fallback runs its fall-back path)"
         );
     }
-    let ncpu = crate::machine::cpus() as u32;
+    let ncpu = crate::core::machine::cpus() as u32;
     let over: Vec<u32> = cores.iter().copied().filter(|&c| c > ncpu).collect();
     if !over.is_empty() && oversubscribed {
         noteln!(
@@ -207,8 +207,8 @@ struct BigLock<F> {
 /// registry's visitor for study `K`.
 fn big_lock<K: KernelRun>(name: &str) -> Option<BigLock<K::Run>> {
     struct Own<'a, K: KernelRun>(&'a str, Option<BigLock<K::Run>>);
-    impl<K: KernelRun> crate::registry::MutexVisitor for Own<'_, K> {
-        fn visit<L: crate::lablock::LabLock>(&mut self, _: locklab::LockInfo, _: bool) {}
+    impl<K: KernelRun> crate::core::registry::MutexVisitor for Own<'_, K> {
+        fn visit<L: crate::core::lablock::LabLock>(&mut self, _: locklab::LockInfo, _: bool) {}
         fn own<R>(&mut self)
         where
             R: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
@@ -223,7 +223,7 @@ fn big_lock<K: KernelRun>(name: &str) -> Option<BigLock<K::Run>> {
         }
     }
     let mut v = Own::<K>(name, None);
-    crate::registry::visit_mutexes(&mut v);
+    crate::core::registry::visit_mutexes(&mut v);
     v.1
 }
 
@@ -252,7 +252,7 @@ pub const VARIANT_NAMES: &str =
 /// variant with.
 pub fn parse_variants_for<K: KernelRun>(list: &str) -> Result<Vec<KernelVariant<K::Run>>> {
     let mut out: Vec<KernelVariant<K::Run>> = Vec::new();
-    let names = crate::cli::name_items(list).ok_or_else(|| {
+    let names = crate::core::args::name_items(list).ok_or_else(|| {
         LabError::input(format!(
             "--variants '{list}': empty name in the list; variants: all, {VARIANT_NAMES}"
         ))
@@ -304,7 +304,7 @@ fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
         "fine" => simple(K::of::<Fine>()),
         "bkl" | "elide" | "elide-adaptive" => {
             let l = lock.unwrap_or(DEFAULT_LOCK);
-            let e = crate::studies::locks::find(l)
+            let e = crate::core::locks::find(l)
                 .map_err(|e| LabError::input(format!("kernel variant '{name}': {}", e.msg)))?;
             let own = big_lock::<K>(e.info.name);
             let run = own.map(|b| match kind {
@@ -365,7 +365,7 @@ pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
     pin: bool,
     sample: impl Fn() -> T,
 ) -> std::result::Result<(Windowed<T>, locklab_kernel::RunResult), String> {
-    let ncpu = crate::machine::cpus();
+    let ncpu = crate::core::machine::cpus();
     // Every emulated core's thread enters the window before its loop, so
     // the window opens only when every core runs, after the settle period.
     let window = Arc::new(Window::new(sys.cores as usize));
@@ -373,7 +373,7 @@ pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
         let window = Arc::clone(&window);
         Arc::new(move |core: u32| {
             if pin {
-                crate::machine::pin(core as usize % ncpu);
+                crate::core::machine::pin(core as usize % ncpu);
             }
             window.enter_thread(core as usize);
         })
@@ -389,13 +389,13 @@ pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
                 secs,
                 Hooks {
                     at_open: Some(&mut || {
-                        h0 = crate::clock::ticks();
+                        h0 = crate::core::clock::ticks();
                         i0 = m.idle();
                         s0 = m.per_core();
                         c0 = sample();
                     }),
                     at_close: Some(&mut || {
-                        h1 = crate::clock::ticks();
+                        h1 = crate::core::clock::ticks();
                         i1 = m.idle();
                         s1 = m.per_core();
                         c1 = sample();
@@ -418,7 +418,7 @@ pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
             Windowed {
                 span,
                 ticks,
-                wall_s: crate::clock::ticks_to_s(ticks),
+                wall_s: crate::core::clock::ticks_to_s(ticks),
                 utilisation,
                 per_core,
                 samples: (c0, c1),
@@ -460,7 +460,7 @@ pub struct Elision {
     /// Fall-backs taken without attempting (the adaptive policy).
     pub skipped: u64,
     /// Aborts by cause: conflict, capacity, lock busy, retry bit clear,
-    /// other (`crate::report::abort_causes_text`).
+    /// other (`crate::core::report::abort_causes_text`).
     pub causes: [u64; 5],
 }
 
@@ -488,7 +488,7 @@ impl Elision {
         let causes = if self.aborts == 0 {
             String::new()
         } else {
-            crate::report::abort_causes_text(self.aborts, self.causes)
+            crate::core::report::abort_causes_text(self.aborts, self.causes)
                 .map_or_else(String::new, |c| format!(" ({c})"))
         };
         let path = if self.elided == 0 {
@@ -539,7 +539,7 @@ pub fn keeps_up(
         .find(|&c| ratio_at(c).is_some_and(|r| r < KEEPS_UP));
     let measured: Vec<String> = cores
         .iter()
-        .filter_map(|&c| Some(format!("{} at {c}", crate::stats::sig3(ratio_at(c)?))))
+        .filter_map(|&c| Some(format!("{} at {c}", crate::core::stats::sig3(ratio_at(c)?))))
         .collect();
     let answer = match falls {
         Some(c) => format!("falls behind at {c} cores"),

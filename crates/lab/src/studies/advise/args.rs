@@ -1,7 +1,7 @@
 //! The command line of `locklab advise`: a stated workload (or a stored
 //! `profile` run to take it from), the candidates, and how long to measure.
 
-use crate::cli::{
+use crate::core::args::{
     parse_ns, parse_pct, parse_reps, parse_run, parse_secs, parse_thread_count, RunRef,
 };
 use clap::Args;
@@ -62,8 +62,8 @@ fn parse_model_cores(s: &str) -> Result<u32, String> {
     }
 }
 
-impl crate::studies::command::RunCommand for AdviseArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for AdviseArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }

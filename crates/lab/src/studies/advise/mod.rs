@@ -15,19 +15,19 @@ pub mod args;
 pub mod decide;
 pub mod sim;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::registry::{self, Entry};
-use crate::report::{cpu_ns_per_op, fmt_ns};
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, resolve, stored_run};
-use crate::store::Store;
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::registry::{self, Entry};
+use crate::core::report::{cpu_ns_per_op, fmt_ns};
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::{resolve, stored_run};
+use crate::core::store::Store;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::verdict::{Line, Section};
 use crate::studies::hash::{HashConfig, HashPlan};
 use crate::studies::profile::{parse::Counts, report::spin_workload};
 use crate::studies::spin::{runner::SpinConfig, workload::DelayDist, SpinPlan};
-use crate::studies::Study;
-use crate::verdict::{Line, Section};
 use args::AdviseArgs;
 use decide::{decide, rate, Advice, Workload};
 use serde_json::{json, Value};
@@ -70,7 +70,10 @@ const DEFAULT_DELAY_NS: u64 = 1000;
 
 /// The pattern of the most waited-on lock of a stored `profile` run:
 /// threads, critical section and delay, and where it came from.
-fn from_profile(db: &std::path::Path, run: crate::cli::RunRef) -> Result<(u32, u64, u64, String)> {
+fn from_profile(
+    db: &std::path::Path,
+    run: crate::core::args::RunRef,
+) -> Result<(u32, u64, u64, String)> {
     let store = Store::open_read_only(db)?;
     let id = resolve(&store, run)?;
     let (meta, points) = store.load(id)?;
@@ -118,21 +121,21 @@ fn from_profile(db: &std::path::Path, run: crate::cli::RunRef) -> Result<(u32, u
 /// The candidates of `--locks`, or [`DEFAULT_LOCKS`].
 fn candidates(list: Option<&str>) -> Result<Vec<&'static Entry>> {
     match list {
-        Some(l) => crate::studies::locks::parse_list(l),
+        Some(l) => crate::core::locks::parse_list(l),
         None => Ok(DEFAULT_LOCKS
             .iter()
-            .filter_map(|n| crate::studies::locks::find(n).ok())
+            .filter_map(|n| crate::core::locks::find(n).ok())
             .collect()),
     }
 }
 
 /// `locklab advise`: measures, stores and prints the advice; returns the
 /// exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
     let locks = candidates(a.locks.as_deref())?;
     let (threads, cs_ns, delay_ns, source) = match a.profile {
         Some(run) => {
-            let (t, cs, d, src) = from_profile(&cli.db, run)?;
+            let (t, cs, d, src) = from_profile(&ctx.db, run)?;
             (
                 a.threads.unwrap_or(t),
                 a.cs_ns.unwrap_or(cs),
@@ -141,7 +144,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
             )
         }
         None => (
-            a.threads.unwrap_or(crate::machine::cpus().max(1) as u32),
+            a.threads
+                .unwrap_or(crate::core::machine::cpus().max(1) as u32),
             a.cs_ns.unwrap_or(DEFAULT_CS_NS),
             a.delay_ns.unwrap_or(DEFAULT_DELAY_NS),
             "stated".to_string(),
@@ -204,8 +208,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
         "sim": sim,
     });
     let units = plan.units() + mostly.as_ref().map_or(0, HashPlan::units);
-    let progress = Progress::new(units, progress_quiet(cli));
-    let r = stored_run(cli, argv, BENCH, params, &progress, |sink| {
+    let progress = Progress::new(units, ctx.progress_quiet());
+    let r = stored_run(ctx, BENCH, params, &progress, |sink| {
         if !crate::studies::spin::run(&plan, &progress, sink)? {
             return Ok(false);
         }
@@ -253,7 +257,7 @@ fn table(out: &mut String, points: &[&Point]) {
             format!("{} – {}", rate(lo), rate(hi)),
             format!("{:.2}", x / best),
             fmt_ns(p.stat(cpu_ns_per_op).0),
-            crate::report::jain_text(p.stat(|r| r.jain).0),
+            crate::core::report::jain_text(p.stat(|r| r.jain).0),
             fmt_ns(p.stat(|r| r.p99_ns as f64).0),
         );
     }
@@ -358,7 +362,7 @@ impl Study for Advise {
         let advice = decide(meta, &mine, &read_mostly_points(points));
         let sections = self.verdict(meta, &mine, points);
         Some(json!({
-            "run": crate::report::run_meta_json(meta),
+            "run": crate::core::report::run_meta_json(meta),
             "workload": meta.params.get("workload"),
             "points": mine.iter().map(|p| json!({
                 "lock": p.lock,
@@ -382,7 +386,7 @@ impl Study for Advise {
                 })
                 .collect::<Vec<_>>(),
             "recommendation": advice.map(|a| a.json()),
-            "verdict": crate::verdict::json(&sections),
+            "verdict": crate::core::verdict::json(&sections),
         }))
     }
 }
@@ -390,8 +394,8 @@ impl Study for Advise {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::RunRef;
-    use crate::results::{Machine, Rep};
+    use crate::core::args::RunRef;
+    use crate::core::results::{Machine, Rep};
 
     fn meta(kind: &str) -> RunMeta {
         RunMeta {

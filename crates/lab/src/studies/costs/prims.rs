@@ -12,8 +12,8 @@
 //! where there is one, and back-pressure throttles `call` to it).
 
 use super::ops::OpFn;
-use crate::results::Rep;
-use crate::sweep::batched_cost;
+use crate::core::results::Rep;
+use crate::core::sweep::batched_cost;
 use locklab::rcu::{Qsbr, Rcu};
 use locklab::{BrLock, QspinMutex, RwFairLock, SeqCount, TasMutex, TicketMutex};
 use std::hint::black_box;

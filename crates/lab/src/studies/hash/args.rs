@@ -1,7 +1,7 @@
 //! The command line of `bench hash`.
 
 use super::runner::{MAX_BUCKETS, MAX_KEYS};
-use crate::cli::{
+use crate::core::args::{
     parse_count, parse_pcts, parse_reps, parse_secs, parse_threads, PctList, ThreadList,
 };
 use clap::Args;
@@ -54,8 +54,8 @@ pub(crate) fn parse_chain(s: &str) -> Result<u64, String> {
     parse_count(s, "elements per bucket", MAX_KEYS)
 }
 
-impl crate::studies::command::RunCommand for HashArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for HashArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }

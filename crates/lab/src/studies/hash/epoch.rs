@@ -14,7 +14,7 @@
 
 use super::runner::{bucket_of, tag, HashTable};
 use super::tables::SpinLock;
-use crate::lablock::LabRwLock;
+use crate::core::lablock::LabRwLock;
 use crossbeam_epoch::{Atomic, Collector, Guard, LocalHandle, Owned, Shared};
 use crossbeam_utils::CachePadded;
 use std::mem::ManuallyDrop;

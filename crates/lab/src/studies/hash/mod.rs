@@ -28,7 +28,7 @@
 //! in [`SAMPLE_EVERY`] (time-stamp counter, HDR histogram), the peak of
 //! bytes awaiting reclamation (sampled about every millisecond), and the
 //! peak growth of the heap in use over the table the repetition started
-//! with ([`crate::heap`]), sampled likewise.
+//! with ([`crate::core::heap`]), sampled likewise.
 
 pub mod args;
 pub mod epoch;
@@ -43,14 +43,14 @@ pub mod tables;
 pub mod urcu;
 pub mod verdict;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::{Group, RepRun};
 use crate::noteln;
-use crate::progress::Progress;
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
 use args::HashArgs;
 pub use runner::{HashConfig, HashTable};
 use serde_json::{json, Value};
@@ -171,7 +171,7 @@ fn hash_keys(buckets: u64, keys: Option<u64>, chain: Option<u64>) -> Result<u64>
 
 /// `bench hash`: checks the arguments, then measures and stores; returns
 /// the exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &HashArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &HashArgs) -> Result<Outcome> {
     let strategies = strategies::parse(&a.strategies)?;
     let keys = hash_keys(a.buckets, a.keys, a.chain)?;
     let plan = HashPlan {
@@ -181,11 +181,11 @@ pub fn command(cli: &Cli, argv: &[String], a: &HashArgs) -> Result<i32> {
         reps: a.reps,
         cfg: HashConfig::new(a.buckets as usize, keys, a.secs, a.pin),
     };
-    run_plan(cli, argv, "bench hash", &plan)
+    run_plan(ctx, "bench hash", &plan)
 }
 
 /// Says where the read-only strategy is left out, then measures and stores.
-pub(crate) fn run_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) -> Result<i32> {
+pub(crate) fn run_plan(ctx: &Ctx, kind: &str, plan: &HashPlan) -> Result<Outcome> {
     if plan.units() == 0 {
         return Err(LabError::input(
             "nothing to measure: the only strategy chosen is `none`, which runs at 0 % updates only; \
@@ -212,8 +212,8 @@ pub(crate) fn run_plan(cli: &Cli, argv: &[String], kind: &str, plan: &HashPlan) 
         "strategies": names, "threads": plan.threads, "update_pcts": plan.update_pcts,
         "reps": plan.reps, "hash": plan.cfg,
     });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, kind, params, &progress, |sink| {
+    let progress = Progress::new(plan.units(), ctx.progress_quiet());
+    let r = stored_run(ctx, kind, params, &progress, |sink| {
         run(plan, &progress, sink)
     });
     progress.finish();
@@ -258,11 +258,11 @@ impl Study for Hash {
         _meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         verdict::sections(points)
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
         Some(plot::plot)
     }
 

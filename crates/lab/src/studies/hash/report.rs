@@ -11,10 +11,10 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::runner::HashMetrics;
-use crate::report::{
+use crate::core::report::{
     distinct, fmt_ns, lock_width, params_line, rep_counts, sig, throughput_unit, WIDE_SPREAD,
 };
-use crate::results::Point;
+use crate::core::results::Point;
 
 /// The name of the unsynchronized strategy, the 0 % baseline.
 const NONE: &str = "none";
@@ -271,7 +271,7 @@ pub fn tables(out: &mut String, points: &[&Point]) {
 /// most threads measured, one column per update fraction.
 pub fn brief(out: &mut String, points: &[&Point]) {
     for g in groups(points) {
-        let (scale, unit) = throughput_unit(crate::report::top_throughput(&g.points));
+        let (scale, unit) = throughput_unit(crate::core::report::top_throughput(&g.points));
         let t = g.max_threads();
         let first = g.points[0];
         let n = |k: &str| first.params.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -310,7 +310,7 @@ pub fn brief(out: &mut String, points: &[&Point]) {
 
 fn group_tables(out: &mut String, g: &Group<'_>) {
     let first = g.points[0];
-    let (scale, unit) = throughput_unit(crate::report::top_throughput(&g.points));
+    let (scale, unit) = throughput_unit(crate::core::report::top_throughput(&g.points));
     let keys = first
         .params
         .get("keys")
@@ -521,7 +521,7 @@ pub fn crossover_json(points: &[&Point]) -> Value {
 mod tests {
     use super::*;
 
-    use crate::results::Rep;
+    use crate::core::results::Rep;
 
     #[test]
     fn crossover_interpolates_every_pass_through_one() {

@@ -2,9 +2,9 @@
 //! one window measured, the table verified (see the study's overview in
 //! [`super`]).
 
-use crate::clock::ticks;
-use crate::measure::{settle_for, Hooks, Measured, Phase, Window};
-use crate::results::{Rep, StudyMetrics};
+use crate::core::clock::ticks;
+use crate::core::measure::{settle_for, Hooks, Measured, Phase, Window};
+use crate::core::results::{Rep, StudyMetrics};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
@@ -273,8 +273,8 @@ fn worker<T: HashTable>(
 
 /// One repetition of strategy `T` at `threads` threads and `update_pct` %
 /// updates, on a fresh table, measured over one window
-/// ([`crate::measure`]); the reclamation backlog and the heap in use
-/// ([`crate::heap`]) are sampled about every millisecond while it is open.
+/// ([`crate::core::measure`]); the reclamation backlog and the heap in use
+/// ([`crate::core::heap`]) are sampled about every millisecond while it is open.
 /// `Err` names what the strategy broke: a lookup that missed, or a table
 /// that lost, doubled or garbled a key.
 pub fn run_rep<T: HashTable>(
@@ -290,7 +290,7 @@ pub fn run_rep<T: HashTable>(
     let mut table = T::build(cfg.buckets, cfg.keys);
     let n = threads as usize;
     let window = Window::new(n);
-    let ncpu = crate::machine::cpus();
+    let ncpu = crate::core::machine::cpus();
     let (span, backlog_peak_bytes, mem_peak_bytes, results) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
@@ -300,7 +300,7 @@ pub fn run_rep<T: HashTable>(
                     .spawn_scoped(s, move || {
                         if cfg.pin {
                             // Best effort: an unpinnable thread runs where it may.
-                            crate::machine::pin(i % ncpu);
+                            crate::core::machine::pin(i % ncpu);
                         }
                         let seed = 0x4a54_u64 ^ (i as u64) << 20 ^ u64::from(update_pct) << 40;
                         worker(table, cfg.keys, update_pct, seed, window, i)
@@ -314,10 +314,10 @@ pub fn run_rep<T: HashTable>(
         let (heap0, heap_peak, backlog) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
         let sample = || {
             backlog.set(backlog.get().max(table.backlog_bytes()));
-            heap_peak.set(heap_peak.get().max(crate::heap::in_use()));
+            heap_peak.set(heap_peak.get().max(crate::core::heap::in_use()));
         };
         let mut at_open = || {
-            heap0.set(crate::heap::in_use());
+            heap0.set(crate::core::heap::in_use());
             sample();
         };
         let (mut during, mut at_close) = (sample, sample);
@@ -359,7 +359,7 @@ pub fn run_rep<T: HashTable>(
         backlog_peak_bytes,
         mem_peak_bytes,
     };
-    let mut rep = crate::sweep::rep_of(&span, &measured)?;
+    let mut rep = crate::core::sweep::rep_of(&span, &measured)?;
     rep.set_metrics(&metrics);
     Ok(rep)
 }
@@ -401,7 +401,7 @@ mod tests {
     /// every reader-writer lock of the registry.
     fn every_strategy() -> Vec<Strategy> {
         let mut v = strategies::all();
-        for rw in crate::registry::rw_all() {
+        for rw in crate::core::registry::rw_all() {
             for base in ["global-rw", "bucket-rw"] {
                 v.extend(strategies::parse(&format!("{base}({})", rw.info.name)).unwrap());
             }

@@ -12,10 +12,10 @@ use super::epoch::EpochTable;
 use super::peers::DashTable;
 use super::runner::{run_rep, HashConfig};
 use super::tables::{Global, PerBucket, Refcnt, SeqTable, SpinLock, Unsync};
-use crate::error::{LabError, Result};
-use crate::lablock::{LabRwLock, RawRw};
-use crate::registry::{self, RwEntry, RwMaker};
-use crate::results::Rep;
+use crate::core::error::{LabError, Result};
+use crate::core::lablock::{LabRwLock, RawRw};
+use crate::core::registry::{self, RwEntry, RwMaker};
+use crate::core::results::Rep;
 use std::sync::OnceLock;
 
 /// One repetition of one strategy: `(config, threads, update_pct)`.
@@ -272,7 +272,7 @@ pub fn parse(list: &str) -> Result<Vec<Strategy>> {
             out.push(s);
         }
     };
-    let items = crate::cli::name_items(list).ok_or_else(|| {
+    let items = crate::core::args::name_items(list).ok_or_else(|| {
         LabError::input(format!(
             "--strategies '{list}': empty name in the list; valid strategies: {}",
             valid_names()

@@ -10,7 +10,7 @@
 //! inside the write-side critical section, so nothing awaits reclamation.
 
 use super::runner::{bucket_of, tag, HashTable};
-use crate::lablock::{Exclusive, LabRwLock, Raw};
+use crate::core::lablock::{Exclusive, LabRwLock, Raw};
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};

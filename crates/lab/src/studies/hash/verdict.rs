@@ -13,9 +13,9 @@
 //! every other primitive of the figure.
 
 use super::report::{crossover, update_pct, Crossover};
-use crate::report::distinct;
-use crate::results::Point;
-use crate::verdict::{pick, times, Entrant, Line, Section};
+use crate::core::report::distinct;
+use crate::core::results::Point;
+use crate::core::verdict::{pick, times, Entrant, Line, Section};
 use serde_json::{json, Value};
 
 /// Whether a strategy's readers take a lock.
@@ -204,7 +204,7 @@ fn section(shape: &Value, g: &[&Point]) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Rep;
+    use crate::core::results::Rep;
 
     fn point(s: &str, pct: u32, rate: f64) -> Point {
         Point {

@@ -1,6 +1,6 @@
 //! The command line of `locklab run`.
 
-use crate::cli::{parse_reps, parse_secs};
+use crate::core::args::{parse_reps, parse_secs};
 use clap::Args;
 use std::ffi::OsString;
 
@@ -44,8 +44,8 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-impl crate::studies::command::RunCommand for RunArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for RunArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }

@@ -5,11 +5,11 @@
 
 use super::RunMetrics;
 use super::BASELINE;
-use crate::error::{LabError, Result};
-use crate::plot::{machine_line, write_svg, FONT, SIZE};
-use crate::program::launch::Exit;
-use crate::report::{fmt_ns, lock_width, sig};
-use crate::results::{median, Point, Rep, RunMeta};
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{machine_line, write_svg, FONT, SIZE};
+use crate::core::program::launch::Exit;
+use crate::core::report::{fmt_ns, lock_width, sig};
+use crate::core::results::{median, Point, Rep, RunMeta};
 use plotters::prelude::*;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -186,7 +186,7 @@ pub fn table(out: &mut String, points: &[&Point]) {
         let up = if m.is_finite() {
             format!(
                 "{m:.3} {}",
-                crate::report::spread(p.reps.len(), &format!("{lo:.3}"), &format!("{hi:.3}"))
+                crate::core::report::spread(p.reps.len(), &format!("{lo:.3}"), &format!("{hi:.3}"))
             )
         } else {
             "–".into()
@@ -221,8 +221,8 @@ pub fn table(out: &mut String, points: &[&Point]) {
 /// (paired over the interleaved repetitions), the one using the least CPU,
 /// the best of locklab's locks against the C library's own, and the
 /// failures.
-pub fn verdict(points: &[&Point]) -> Vec<crate::verdict::Section> {
-    use crate::verdict::{decisive, pick, Entrant, Line, Section};
+pub fn verdict(points: &[&Point]) -> Vec<crate::core::verdict::Section> {
+    use crate::core::verdict::{decisive, pick, Entrant, Line, Section};
     let Some(first) = points.first() else {
         return Vec::new();
     };
@@ -276,7 +276,7 @@ pub fn verdict(points: &[&Point]) -> Vec<crate::verdict::Section> {
             .expect("an entrant");
         let bv: Vec<f64> = base.reps.iter().map(|r| value(&f, r)).collect();
         let wv: Vec<f64> = b.reps.iter().map(|r| value(&f, r)).collect();
-        let r = crate::stats::paired_ratio(&bv, &wv);
+        let r = crate::core::stats::paired_ratio(&bv, &wv);
         let r = if f.higher_better { r } else { r.inverse() };
         let answer = if decisive(&r) {
             format!("{} beats it", best.winner)

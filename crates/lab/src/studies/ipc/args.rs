@@ -1,7 +1,7 @@
 //! The command line of `bench ipc`.
 
 use super::runner::Mode;
-use crate::cli::{parse_ns, parse_ns_list, parse_reps, parse_secs, CoreList, NsList};
+use crate::core::args::{parse_ns, parse_ns_list, parse_reps, parse_secs, CoreList, NsList};
 use clap::Args;
 
 /// Parameters of `bench ipc`.
@@ -57,7 +57,7 @@ pub struct ModeList(pub Vec<Mode>);
 pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
     use Mode;
     let mut v = Vec::new();
-    let parts = crate::cli::name_items(s).ok_or_else(|| {
+    let parts = crate::core::args::name_items(s).ok_or_else(|| {
         format!("'{s}' has an empty measurement name: allowed all, single, multi, shared, hold")
     })?;
     for part in parts {
@@ -77,8 +77,8 @@ pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
     Ok(ModeList(v))
 }
 
-impl crate::studies::command::RunCommand for IpcArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for IpcArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }

@@ -11,12 +11,12 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::report::{delay_ns, mode};
-use crate::error::{LabError, Result};
-use crate::plot::{
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{
     chart_builder, draw_mesh, machine_line, marker_shape, write_svg, FONT, PALETTE, SIZE,
 };
-use crate::report::{self, distinct};
-use crate::results::{Point, RunMeta};
+use crate::core::report::{self, distinct};
+use crate::core::results::{Point, RunMeta};
 use crate::studies::model::ipc_family;
 use locklab_model::queueing::{fit_family, FitOptions, Repairman};
 

@@ -4,11 +4,11 @@
 //! lengths; in the text summary and as extra JSON keys per point.
 
 use super::runner::{cycles_per_ipc, hold_ticks, IpcMetrics};
-use crate::report::{
+use crate::core::report::{
     distinct, fmt_ns, host_wait_line, lock_width, rep_counts, sig, throughput_unit, top_throughput,
     WIDE_SPREAD,
 };
-use crate::results::{Point, RunMeta};
+use crate::core::results::{Point, RunMeta};
 use crate::studies::kernel::Elision;
 use serde_json::{json, Value};
 use std::fmt::Write as _;

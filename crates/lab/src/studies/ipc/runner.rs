@@ -16,9 +16,9 @@
 //! After every repetition the kernel's invariants are checked; a broken one
 //! fails the run.
 
-use crate::clock::ns_to_ticks;
-use crate::error::Result;
-use crate::results::{Rep, StudyMetrics};
+use crate::core::clock::ns_to_ticks;
+use crate::core::error::Result;
+use crate::core::results::{Rep, StudyMetrics};
 use crate::studies::kernel::{
     check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
@@ -256,8 +256,8 @@ impl StudyMetrics for IpcMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::{ns_to_ticks, ticks_to_s};
-    use crate::measure::Span;
+    use crate::core::clock::{ns_to_ticks, ticks_to_s};
+    use crate::core::measure::Span;
 
     /// The counters were read 50 ms after the window closed (a controller
     /// preempted on a busy host): the rate divides the IPCs by the interval

@@ -5,14 +5,14 @@
 //! keeping up with `none` (under [`KEEPS_UP`](crate::studies::kernel::KEEPS_UP) of its throughput).
 
 use super::report::{delay_ns, mode, NONE};
-use crate::report::distinct;
-use crate::results::Point;
-use crate::stats::{paired_ratio, sig3};
+use crate::core::report::distinct;
+use crate::core::results::Point;
+use crate::core::stats::{paired_ratio, sig3};
+use crate::core::verdict::{Line, Section};
 use crate::studies::kernel::keeps_up;
-use crate::verdict::{Line, Section};
 use serde_json::json;
 
-fn values(p: &Point, f: fn(&crate::results::Rep) -> f64) -> Vec<f64> {
+fn values(p: &Point, f: fn(&crate::core::results::Rep) -> f64) -> Vec<f64> {
     p.reps.iter().map(f).collect()
 }
 
@@ -120,7 +120,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Rep;
+    use crate::core::results::Rep;
 
     fn point(v: &str, m: &str, cores: u32, rates: &[f64]) -> Point {
         Point {

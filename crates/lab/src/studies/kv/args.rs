@@ -1,6 +1,6 @@
 //! The command line of `bench kv`.
 
-use crate::cli::{parse_reps, parse_secs, CoreList};
+use crate::core::args::{parse_reps, parse_secs, CoreList};
 use clap::Args;
 use locklab_kernel::kv::{KeyDist, Workload};
 
@@ -80,8 +80,8 @@ fn parse_records(s: &str) -> Result<u64, String> {
     }
 }
 
-impl crate::studies::command::RunCommand for KvArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for KvArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }

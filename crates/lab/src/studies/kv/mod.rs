@@ -9,15 +9,15 @@ pub mod report;
 pub mod runner;
 pub mod verdict;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::Group;
 use crate::noteln;
-use crate::progress::Progress;
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, stored_run};
 use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes};
-use crate::studies::Study;
-use crate::sweep::Group;
 use args::KvArgs;
 use serde_json::{json, Value};
 
@@ -93,7 +93,7 @@ pub fn run(
 
 /// `bench kv`: checks the arguments, then measures and stores; returns the
 /// exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &KvArgs) -> Result<Outcome> {
     let explicit = a.variants.is_some();
     let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
     let left_out = crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
@@ -130,8 +130,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
         "variants": names, "cores": plan.cores, "reps": plan.reps, "kv": plan.cfg, "rtm": rtm,
         "clients_per_server": locklab_kernel::kv::CLIENTS_PER_SERVER,
     });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench kv", params, &progress, |sink| {
+    let progress = Progress::new(plan.units(), ctx.progress_quiet());
+    let r = stored_run(ctx, "bench kv", params, &progress, |sink| {
         run(&plan, &progress, sink)
     });
     progress.finish();
@@ -159,11 +159,11 @@ impl Study for Kv {
         _meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         verdict::sections(points)
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
         Some(plot::plot)
     }
 

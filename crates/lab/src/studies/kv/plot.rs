@@ -8,10 +8,10 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::report::{throughput, xput};
-use crate::error::{LabError, Result};
-use crate::plot::{chart_builder, draw_mesh, machine_line, write_svg, FONT, PALETTE, SIZE};
-use crate::report::{self, distinct};
-use crate::results::{Point, RunMeta};
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{chart_builder, draw_mesh, machine_line, write_svg, FONT, PALETTE, SIZE};
+use crate::core::report::{self, distinct};
+use crate::core::results::{Point, RunMeta};
 
 /// Writes the chart of the run's kv points to `out`.
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {

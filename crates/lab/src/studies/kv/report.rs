@@ -4,10 +4,10 @@
 //! text summary and as extra JSON keys per point.
 
 use super::runner::KvMetrics;
-use crate::report::{
+use crate::core::report::{
     distinct, host_wait_line, lock_width, rep_counts, sig, throughput_unit, WIDE_SPREAD,
 };
-use crate::results::{median, Point, RunMeta};
+use crate::core::results::{median, Point, RunMeta};
 use crate::studies::kernel::Elision;
 use serde_json::{json, Value};
 use std::fmt::Write as _;

@@ -15,8 +15,8 @@
 //! system's (every request accounted for, tables intact, no lost wake-up
 //! or interrupt) are checked; a broken one fails the run.
 
-use crate::error::Result;
-use crate::results::{Rep, StudyMetrics};
+use crate::core::error::Result;
+use crate::core::results::{Rep, StudyMetrics};
 use crate::studies::kernel::{
     check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
@@ -177,10 +177,10 @@ pub struct KvMetrics {
     /// Per core: busy time over the window (from the idle loop's time).
     pub utilisation: Vec<f64>,
     /// Their mean.
-    #[serde(deserialize_with = "crate::results::nan_if_null")]
+    #[serde(deserialize_with = "crate::core::results::nan_if_null")]
     pub mean_utilisation: f64,
     /// Throughput over the mean utilisation, requests per second.
-    #[serde(deserialize_with = "crate::results::nan_if_null")]
+    #[serde(deserialize_with = "crate::core::results::nan_if_null")]
     pub xput: f64,
     /// YCSB operations completed, by kind.
     pub reads: u64,

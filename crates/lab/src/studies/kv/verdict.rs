@@ -5,11 +5,11 @@
 //! throughput; seed 002 §5.2.2: "the BKL keeps up until 5 cores").
 
 use super::report::xput;
-use crate::report::distinct;
-use crate::results::Point;
-use crate::stats::{paired_ratio, sig3};
+use crate::core::report::distinct;
+use crate::core::results::Point;
+use crate::core::stats::{paired_ratio, sig3};
+use crate::core::verdict::{Line, Section};
 use crate::studies::kernel::keeps_up;
-use crate::verdict::{Line, Section};
 use serde_json::json;
 
 fn tput(p: &Point) -> Vec<f64> {
@@ -46,7 +46,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
             .copied()
             .find(|p| p.lock == v && p.threads == c && !p.reps.is_empty())
     };
-    let (scale, unit) = crate::report::throughput_unit(xput(best));
+    let (scale, unit) = crate::core::report::throughput_unit(xput(best));
     let unit = unit.replace("ops", "req");
     let mut lines = Vec::new();
     for v in distinct(points.iter().map(|p| p.lock.as_str())) {
@@ -92,7 +92,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Rep;
+    use crate::core::results::Rep;
 
     fn point(v: &str, cores: u32, rates: &[f64]) -> Point {
         Point {

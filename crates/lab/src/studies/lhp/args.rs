@@ -1,6 +1,6 @@
 //! The command line of `bench lhp`.
 
-use crate::cli::{parse_ns, parse_reps, parse_secs, ThreadList};
+use crate::core::args::{parse_ns, parse_reps, parse_secs, ThreadList};
 use crate::studies::spin::args::Workload;
 use clap::Args;
 
@@ -50,8 +50,8 @@ pub(crate) fn parse_multiples(s: &str) -> Result<ThreadList, String> {
     Ok(ThreadList(v))
 }
 
-impl crate::studies::command::RunCommand for LhpArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for LhpArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }

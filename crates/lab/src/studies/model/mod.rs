@@ -8,11 +8,12 @@
 
 pub mod args;
 
-use crate::cli::{Cli, RunRef};
-use crate::error::{LabError, Result};
+use crate::core::args::RunRef;
+use crate::core::error::{LabError, Result};
+use crate::core::results::Point;
+use crate::core::store::Store;
+use crate::core::study::Ctx;
 use crate::outln;
-use crate::results::Point;
-use crate::store::Store;
 use args::{FitArgs, ModelArgs, ModelKind, ModelName, PredictArgs, MODEL_MAX_CORES};
 use locklab_model::queueing::{
     fit, fit_family, Fit, FitError, FitOptions, Repairman, Solution, Ticket, MAX_THROUGHPUT,
@@ -23,10 +24,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// Runs `model predict` or `model fit`; returns the exit code.
-pub fn run(cli: &Cli, a: &ModelArgs) -> Result<i32> {
+pub fn run(ctx: &Ctx, a: &ModelArgs) -> Result<i32> {
     match &a.kind {
-        ModelKind::Predict(p) => predict(cli.json, p),
-        ModelKind::Fit(f) => fit_command(cli, f),
+        ModelKind::Predict(p) => predict(ctx.json, p),
+        ModelKind::Fit(f) => fit_command(ctx, f),
     }
 }
 
@@ -140,7 +141,7 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
             format!("{:.3}", p.throughput * s),
         );
     }
-    crate::out::print(&out)?;
+    crate::core::out::print(&out)?;
     Ok(0)
 }
 
@@ -157,9 +158,9 @@ fn knee_line(m: &Repairman) -> String {
     )
 }
 
-fn fit_command(cli: &Cli, a: &FitArgs) -> Result<i32> {
+fn fit_command(ctx: &Ctx, a: &FitArgs) -> Result<i32> {
     if let Some(run) = a.run {
-        return fit_run(cli, a, run);
+        return fit_run(ctx, a, run);
     }
     let Some(path) = &a.csv else {
         return Err(LabError::input("model fit needs --csv FILE or --run ID"));
@@ -182,13 +183,13 @@ fn fit_command(cli: &Cli, a: &FitArgs) -> Result<i32> {
     let f = fit_points(&csv.points, a.first, a.delay, &name, &|i| {
         format!("{name} line {}", csv.lines[i])
     })?;
-    if cli.json {
+    if ctx.json {
         outln!(
             "{}",
             serde_json::to_string_pretty(&fit_json(&f, &name)).expect("serialises")
         )?;
     } else {
-        crate::out::print(&fit_text(&f, &name, distinct(&csv.points)))?;
+        crate::core::out::print(&fit_text(&f, &name, distinct(&csv.points)))?;
     }
     Ok(0)
 }
@@ -212,9 +213,9 @@ pub fn ipc_curve(points: &[Point], variant: &str, delay_ns: u64) -> Vec<(f64, f6
 
 /// `model fit --run`: the repairman model fitted to one multi ping-pong
 /// curve of a stored `bench ipc` run.
-fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
-    let store = Store::open_read_only(&cli.db)?;
-    let id = crate::run::resolve(&store, run)?;
+fn fit_run(ctx: &Ctx, a: &FitArgs, run: RunRef) -> Result<i32> {
+    let store = Store::open_read_only(&ctx.db)?;
+    let id = crate::core::run::resolve(&store, run)?;
     let (meta, points) = store.load(id)?;
     let multi: Vec<&Point> = points
         .iter()
@@ -271,7 +272,7 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
             )))
         }
         None if delays.len() == 1 => delays[0],
-        None => return fit_run_family(cli, a, id, &meta, &points, &variant, &delays),
+        None => return fit_run_family(ctx, a, id, &meta, &points, &variant, &delays),
     };
     let curve = ipc_curve(&points, &variant, delay);
     let name = format!("run {id} {variant} at {delay} ns delay (IPCs per ns)");
@@ -279,7 +280,7 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
         format!("{name}, {} cores", curve[i].0)
     })?;
     let cycles_per_ns = meta.machine.tsc_hz.map(|hz| hz as f64 / 1e9);
-    if cli.json {
+    if ctx.json {
         let mut v = fit_json(&f, &name);
         v["variant"] = variant.as_str().into();
         v["delay_ns"] = delay.into();
@@ -290,7 +291,7 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
         }
         outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
     } else {
-        crate::out::print(&fit_text(&f, &name, distinct(&curve)))?;
+        crate::core::out::print(&fit_text(&f, &name, distinct(&curve)))?;
         if let Some(c) = cycles_per_ns {
             outln!(
                 "in TSC cycles: S = {} and Z = {}",
@@ -395,7 +396,7 @@ pub fn read_csv(path: &Path) -> Result<CsvPoints> {
     let name = path.display();
     // A FIFO or a device is refused, and a file read up to a bound far
     // above any curve of measured points.
-    let text = crate::files::read_input(
+    let text = crate::core::files::read_input(
         "--csv",
         path,
         16 << 20,
@@ -600,10 +601,10 @@ pub fn ipc_family(points: &[Point], variant: &str, delays: &[u64]) -> Vec<(f64, 
 
 /// `model fit --run` over every delay at once: one S and one z₀.
 fn fit_run_family(
-    cli: &Cli,
+    ctx: &Ctx,
     a: &FitArgs,
     id: i64,
-    meta: &crate::results::RunMeta,
+    meta: &crate::core::results::RunMeta,
     points: &[Point],
     variant: &str,
     delays: &[u64],
@@ -630,7 +631,7 @@ fn fit_run_family(
         _ => LabError::input(format!("{name}: {e}")),
     })?;
     let cycles = meta.machine.tsc_hz.map(|hz| hz as f64 / 1e9);
-    if cli.json {
+    if ctx.json {
         let mut v = fit_json(&f, &name);
         v["variant"] = variant.into();
         v["joint"] = true.into();
@@ -702,7 +703,7 @@ fn fit_run_family(
             format!("{:+.2}", 100.0 * (x - m) / x)
         );
     }
-    crate::out::print(&out)?;
+    crate::core::out::print(&out)?;
     Ok(0)
 }
 

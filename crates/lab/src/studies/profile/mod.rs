@@ -13,19 +13,19 @@ pub mod parse;
 pub mod report;
 pub mod symbols;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::noteln;
-use crate::program::launch::{run_once, Exit, Launch};
-use crate::program::{
+use crate::core::error::{LabError, Result};
+use crate::core::program::launch::{run_once, Exit, Launch};
+use crate::core::program::{
     check_program, chosen_locks, chosen_rwlock, ended, interrupted, preload, shared_tempdir, shown,
     Leftovers, VARS,
 };
-use crate::progress::Progress;
-use crate::results::{Point, Rep, RunMeta};
-use crate::run::EXIT_INTERRUPTED;
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
+use crate::core::progress::Progress;
+use crate::core::results::{Point, Rep, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::run::EXIT_INTERRUPTED;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::noteln;
 use args::ProfileArgs;
 use parse::{Counts, Process};
 use serde_json::{json, Value};
@@ -108,10 +108,10 @@ fn points_of(p: &Process, resolver: &mut symbols::Resolver) -> Vec<Point> {
 
 /// `locklab profile`: checks the names, the program and the interposer,
 /// runs the program once with counting on, then stores and prints.
-pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &ProfileArgs) -> Result<Outcome> {
     // Ctrl-C and SIGTERM reach the lab, which ends the program's group
     // and removes the profile's directory.
-    crate::interrupt::install_with_term();
+    crate::core::interrupt::install_with_term();
     check_program(&a.command[0])?;
     let lock = chosen_lock(&a.lock)?;
     let rwlock = chosen_rwlock(&a.rwlock)?;
@@ -139,7 +139,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
     Leftovers::default().note(&shown, &o);
     if o.exit == Exit::Interrupted {
         noteln!("{}", interrupted(&shown));
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(Outcome::Exit(EXIT_INTERRUPTED));
     }
     let processes = parse::read_dir(dir.path())
         .map_err(|e| LabError::failed(format!("cannot read the profile: {e}")))?;
@@ -183,8 +183,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
         "wall_s": o.wall_s, "exit": o.exit.to_string(),
         "processes": processes.len(), "processes_without_locks": lockless,
     });
-    let progress = Progress::counting(points.len() as u64, progress_quiet(cli), "lock objects");
-    stored_run(cli, argv, BENCH, params, &progress, |sink| {
+    let progress = Progress::counting(points.len() as u64, ctx.progress_quiet(), "lock objects");
+    stored_run(ctx, BENCH, params, &progress, |sink| {
         for p in points {
             sink(p)?;
         }

@@ -95,7 +95,7 @@ pub struct Counts {
     pub last_ns: u64,
 }
 
-impl crate::results::StudyMetrics for Counts {
+impl crate::core::results::StudyMetrics for Counts {
     const KEY: &'static str = "profile";
 }
 

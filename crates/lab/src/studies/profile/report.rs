@@ -7,8 +7,8 @@ use super::parse::Counts;
 /// One acquisition in this many has its hold timed (the interposer's
 /// `profile::SAMPLE`).
 pub const SAMPLE: u64 = 16;
-use crate::report::fmt_ns;
-use crate::results::{Point, RunMeta};
+use crate::core::report::fmt_ns;
+use crate::core::results::{Point, RunMeta};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -56,7 +56,7 @@ pub fn spin_workload(c: &Counts) -> Option<(u32, u64, u64)> {
     let window = c.last_ns.saturating_sub(c.first_ns) as f64;
     let cycle = window * f64::from(threads) / (c.acquisitions + c.reads) as f64;
     let delay = (cycle - cs - waited).max(0.0);
-    let cap = crate::cli::MAX_NS as f64;
+    let cap = crate::core::args::MAX_NS as f64;
     Some((
         threads,
         cs.round().min(cap) as u64,
@@ -135,7 +135,7 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
             out,
             "\npid {pid} {}: {} s, {} thread(s) took locks, {} lock objects, {contended} contended{}",
             process(first, "exe").as_str().unwrap_or("?"),
-            crate::report::sig(process(first, "elapsed_ns").as_f64().unwrap_or(0.0) * 1e-9),
+            crate::core::report::sig(process(first, "elapsed_ns").as_f64().unwrap_or(0.0) * 1e-9),
             process(first, "threads"),
             process(first, "objects"),
             if wait > 0 {

@@ -1,7 +1,7 @@
 //! What a `sim lhp` repetition keeps beyond the fields every repetition
 //! has: the row of its table, and the simulator's own work.
 
-use crate::results::{nan_if_null, StudyMetrics};
+use crate::core::results::{nan_if_null, StudyMetrics};
 use serde::{Deserialize, Serialize};
 
 /// One repetition of one row of a `sim lhp` table: a case (its VMs) under a
@@ -82,8 +82,8 @@ impl StudyMetrics for SimMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Machine, Point, Rep, RunMeta};
-    use crate::store::Store;
+    use crate::core::results::{Machine, Point, Rep, RunMeta};
+    use crate::core::store::Store;
     use proptest::prelude::*;
     use serde_json::json;
 

@@ -11,13 +11,13 @@ use plotters::prelude::*;
 
 use super::report::{experiment, row_stat, RowStat};
 use super::runner::{SimMetrics, BENCH};
-use crate::error::{LabError, Result};
-use crate::plot::{
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{
     chart_builder, draw_legend, machine_line, tick, write_svg, Area, DrawResult, Series, FONT,
     PALETTE, SIZE,
 };
-use crate::report::distinct;
-use crate::results::{Point, RunMeta};
+use crate::core::report::distinct;
+use crate::core::results::{Point, RunMeta};
 
 /// The mesh every panel here draws: light horizontal lines only, the
 /// axis descriptions, `x_fmt` for the x labels and [`tick`] for the y
@@ -445,7 +445,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("x.svg");
         let e = plot(&meta(), &[], &out, false).unwrap_err();
-        assert_eq!(e.code, crate::error::EXIT_INPUT);
+        assert_eq!(e.code, crate::core::error::EXIT_INPUT);
         assert!(e.msg.contains("no sim-lhp points"), "{}", e.msg);
         let mut p = point("performance", "none", 4, &[1.0]);
         let mut m = p.reps[0].metrics_of::<SimMetrics>().unwrap();

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::runner::{SimMetrics, SimVm, BENCH};
-use crate::report::{distinct, sig, WIDE_SPREAD, WIDTH};
-use crate::results::{median, Point, Rep, RunMeta};
+use crate::core::report::{distinct, sig, WIDE_SPREAD, WIDTH};
+use crate::core::results::{median, Point, Rep, RunMeta};
 
 /// Whether a run is a `sim lhp` run (by its kind, or by its points).
 pub fn is_sim(meta: &RunMeta, points: &[Point]) -> bool {
@@ -847,14 +847,14 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
         "threads": sp.and_then(|s| s.threads),
         "seed_004": if file { Vec::new() } else { seed004(experiment).iter().map(seed_json).collect() },
         "params": sims.first().map_or(Value::Null, |p| p.params.clone()),
-        "run": crate::report::run_meta_json(meta),
+        "run": crate::core::report::run_meta_json(meta),
     })
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::results::{Machine, Rep};
+    use crate::core::results::{Machine, Rep};
 
     fn metrics(seed: u64, norm: f64, speedup: f64, latency: bool) -> SimMetrics {
         SimMetrics {

@@ -21,9 +21,9 @@ use locklab_model::lhp::{ConfigError, Scenario, Setup, SimResult, Table};
 use serde_json::Value;
 
 pub use super::metrics::{SimMetrics, SimVm};
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::results::{Point, Rep};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, Rep};
 
 /// The `bench` of a `sim lhp` point.
 pub const BENCH: &str = "sim-lhp";
@@ -104,7 +104,7 @@ where
     /// simulation failed, or the user asked to stop.
     fn work(&self) {
         loop {
-            if self.stop.load(Ordering::Relaxed) || crate::interrupt::requested() {
+            if self.stop.load(Ordering::Relaxed) || crate::core::interrupt::requested() {
                 return;
             }
             let Some(&(r, j)) = self.work.get(self.next.fetch_add(1, Ordering::Relaxed)) else {
@@ -118,11 +118,11 @@ where
             };
             self.progress.step(label.clone());
             let t0 = Instant::now();
-            let c0 = crate::clock::thread_cpu_s();
+            let c0 = crate::core::clock::thread_cpu_s();
             let out = catch_unwind(AssertUnwindSafe(|| (self.simulate)(&job.scenario)));
             let (wall_s, cpu_s) = (
                 t0.elapsed().as_secs_f64(),
-                crate::clock::thread_cpu_s() - c0,
+                crate::core::clock::thread_cpu_s() - c0,
             );
             match out {
                 Ok(Ok(result)) => {
@@ -212,7 +212,7 @@ where
     let interrupted = loop {
         match finished.recv_timeout(POLL) {
             Err(mpsc::RecvTimeoutError::Disconnected) => break false,
-            _ if crate::interrupt::requested() => {
+            _ if crate::core::interrupt::requested() => {
                 shared.stop.store(true, Ordering::Relaxed);
                 break true;
             }
@@ -490,7 +490,7 @@ pub(crate) mod tests {
             &progress,
         )
         .unwrap_err();
-        assert_eq!(e.code, crate::error::EXIT_FAILED);
+        assert_eq!(e.code, crate::core::error::EXIT_FAILED);
         assert!(
             e.msg.contains("the simulator panicked: engine missing"),
             "{}",
@@ -503,7 +503,7 @@ pub(crate) mod tests {
             &progress,
         )
         .unwrap_err();
-        assert_eq!(e.code, crate::error::EXIT_INPUT);
+        assert_eq!(e.code, crate::core::error::EXIT_INPUT);
         assert!(e.msg.contains("host.pcpus: bad"), "{}", e.msg);
     }
 

@@ -1,7 +1,7 @@
 //! The command line of `bench spin`, and the contention workload it shares with `bench lhp`.
 
 use super::workload::DelayDist;
-use crate::cli::{parse_ns, parse_reps, parse_secs, parse_threads, ThreadList};
+use crate::core::args::{parse_ns, parse_reps, parse_secs, parse_threads, ThreadList};
 use clap::Args;
 
 /// The workload options `bench spin` and `bench lhp` share (their delay
@@ -15,7 +15,7 @@ pub struct Workload {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_lines, default_value = "1")]
     pub cs_lines: usize,
     /// Distribution of the delay (default exp; only with a delay: --delay-ns more than 0).
-    #[arg(long, value_parser = crate::cli::trimmed_enum::<DelayDist>())]
+    #[arg(long, value_parser = crate::core::args::trimmed_enum::<DelayDist>())]
     pub delay_dist: Option<DelayDist>,
     /// Pin thread i to CPU i mod cores.
     #[arg(long)]
@@ -69,8 +69,8 @@ pub(crate) fn parse_lines(s: &str) -> Result<usize, String> {
     }
 }
 
-impl crate::studies::command::RunCommand for SpinArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for SpinArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }

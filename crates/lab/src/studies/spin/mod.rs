@@ -9,14 +9,14 @@ pub mod runner;
 pub mod verdict;
 pub mod workload;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::registry::{self, Entry};
-use crate::results::{Point, Rep, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::registry::{self, Entry};
+use crate::core::results::{Point, Rep, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::{Group, RepRun};
 use args::{SpinArgs, Workload};
 use runner::SpinConfig;
 use serde_json::json;
@@ -52,7 +52,7 @@ pub type SpinRun = fn(&SpinConfig, u32) -> std::result::Result<Rep, String>;
 
 struct Runs;
 impl registry::MutexMaker<SpinRun> for Runs {
-    fn make<L: crate::lablock::LabLock>(&self) -> SpinRun {
+    fn make<L: crate::core::lablock::LabLock>(&self) -> SpinRun {
         runner::run_rep::<L>
     }
 }
@@ -146,17 +146,17 @@ pub(crate) fn spin_cfg(w: &Workload, delay_ns: u64, secs: f64) -> Result<SpinCon
 }
 
 /// `bench spin`: measures and stores the sweep; returns the exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &SpinArgs) -> Result<Outcome> {
     let plan = SpinPlan {
         bench: BENCH,
-        locks: crate::studies::locks::parse_list(&a.locks)?,
+        locks: crate::core::locks::parse_list(&a.locks)?,
         threads: a.threads.0.clone(),
         reps: a.reps,
         cfg: spin_cfg(&a.work, a.delay_ns, a.secs)?,
     };
     let params = json!({ "locks": registry::names_of(&plan.locks), "threads": plan.threads, "reps": plan.reps, "spin": plan.cfg });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench spin", params, &progress, |sink| {
+    let progress = Progress::new(plan.units(), ctx.progress_quiet());
+    let r = stored_run(ctx, "bench spin", params, &progress, |sink| {
         run(&plan, &progress, sink)
     });
     progress.finish();
@@ -173,7 +173,7 @@ impl Study for Spin {
     }
 
     fn text(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
-        for (params, group) in crate::report::by_params(points) {
+        for (params, group) in crate::core::report::by_params(points) {
             out.push('\n');
             report::tables(out, BENCH, params, &group);
         }
@@ -184,18 +184,20 @@ impl Study for Spin {
         meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         verdict::sections(BENCH, meta, points)
     }
 
     fn brief(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
-        for (params, group) in crate::report::by_params(points) {
+        for (params, group) in crate::core::report::by_params(points) {
             out.push('\n');
             report::throughput_table(out, BENCH, params, &group);
         }
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
-        Some(|meta, points, out, log_y| crate::plot::by_threads(meta, points, BENCH, out, log_y))
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
+        Some(|meta, points, out, log_y| {
+            crate::core::plot::by_threads(meta, points, BENCH, out, log_y)
+        })
     }
 }

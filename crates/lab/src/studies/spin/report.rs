@@ -2,11 +2,11 @@
 //! before its sensitivity): throughput, fairness, acquire latency and CPU
 //! time per acquisition, one row per lock and one column per thread count.
 
-use crate::report::{
+use crate::core::report::{
     cpu_ns_per_op, distinct, fmt_ns, grid, lock_width, params_line, rep_counts, sig,
     throughput_unit, top_throughput, WIDE_SPREAD,
 };
-use crate::results::{Point, Rep};
+use crate::core::results::{Point, Rep};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -124,7 +124,7 @@ fn other_tables(out: &mut String, group: &[&Point]) {
 /// that index (the lower middle one for an even count) the least and the
 /// most acquisitions of one thread as percentages of an even share.
 /// `None` when no repetition has a fairness (no thread acquired anything:
-/// see [`crate::results::jain`]).
+/// see [`crate::core::results::jain`]).
 pub fn fairness(p: &Point) -> Option<(f64, f64, f64)> {
     let mut reps: Vec<&Rep> = p
         .reps

@@ -6,10 +6,10 @@
 //! and Jain's index, the acquire-latency distribution and CPU time.
 
 use super::workload::{DelayDist, SharedLines, Work};
-use crate::clock::ticks;
-use crate::lablock::LabLock;
-use crate::measure::{settle_for, Hooks, Measured, Phase, Window};
-use crate::results::Rep;
+use crate::core::clock::ticks;
+use crate::core::lablock::LabLock;
+use crate::core::measure::{settle_for, Hooks, Measured, Phase, Window};
+use crate::core::results::Rep;
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
 use std::time::Duration;
@@ -46,7 +46,7 @@ fn is_zero(x: &u64) -> bool {
 
 /// Runs one repetition with `threads` threads on a fresh lock: the
 /// threads start together, run a settle period on this lock (the warm-up,
-/// discarded), and are measured over one window ([`crate::measure`]).
+/// discarded), and are measured over one window ([`crate::core::measure`]).
 pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String> {
     let n = threads as usize;
     // The lock and the window each get cache lines of their own: in small
@@ -56,7 +56,7 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
     let lock = CachePadded::new(L::new());
     let lines = SharedLines::new(cfg.cs_lines);
     let window = Window::new(n);
-    let ncpu = crate::machine::cpus();
+    let ncpu = crate::core::machine::cpus();
     let (span, measured) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
@@ -66,7 +66,7 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
                     .spawn_scoped(s, move || {
                         if cfg.pin {
                             // Best effort: an unpinnable thread runs where it may.
-                            crate::machine::pin(i % ncpu);
+                            crate::core::machine::pin(i % ncpu);
                         }
                         let mut work = Work::new(
                             cfg.cs_ns,
@@ -114,13 +114,13 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
             .collect();
         (span, measured)
     });
-    crate::sweep::rep_of(&span, &measured)
+    crate::core::sweep::rep_of(&span, &measured)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lablock::Raw;
+    use crate::core::lablock::Raw;
 
     #[test]
     fn a_short_repetition_counts_every_threads_acquisitions() {

@@ -5,10 +5,10 @@
 //! avoid beyond the cores, whose rate there falls under [`COLLAPSE`] of
 //! their rate at the cores.
 
-use crate::report::{by_params, cpu_ns_per_op, distinct};
-use crate::results::{Point, Rep, RunMeta};
-use crate::stats::geomean;
-use crate::verdict::{pick, times, Class, Entrant, Line, Section};
+use crate::core::report::{by_params, cpu_ns_per_op, distinct};
+use crate::core::results::{Point, Rep, RunMeta};
+use crate::core::stats::geomean;
+use crate::core::verdict::{pick, times, Class, Entrant, Line, Section};
 use serde_json::{json, Value};
 
 /// A lock collapses beyond the cores when its rate at the most threads
@@ -51,7 +51,7 @@ fn workload(params: &Value) -> String {
         });
     }
     if parts.is_empty() {
-        crate::report::params_line(params)
+        crate::core::report::params_line(params)
     } else {
         parts.join(", ")
     }
@@ -211,7 +211,7 @@ fn avoid(group: &[&Point], locks: &[&str], threads: &[u32], cores: usize) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Machine;
+    use crate::core::results::Machine;
 
     fn meta(cores: usize) -> RunMeta {
         RunMeta {

@@ -3,7 +3,7 @@
 //! between acquisitions that is constant or exponentially distributed (the
 //! "exponential delay" of the multicore ping-pong in seed 002).
 
-use crate::clock::{ns_to_ticks, spin_ticks};
+use crate::core::clock::{ns_to_ticks, spin_ticks};
 use crossbeam_utils::CachePadded;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};

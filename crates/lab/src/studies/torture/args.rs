@@ -1,6 +1,6 @@
 //! The command line of `torture` (locks, and with `--rcu` RCU flavours).
 
-use crate::cli::{parse_pct, parse_secs, parse_thread_count, MAX_SECS};
+use crate::core::args::{parse_pct, parse_secs, parse_thread_count, MAX_SECS};
 use clap::Args;
 
 /// Parameters of `torture`.
@@ -50,9 +50,9 @@ pub(crate) fn parse_watchdog(s: &str) -> Result<f64, String> {
     }
 }
 
-impl crate::studies::command::RunCommand for TortureArgs {
-    fn run(&self, cli: &crate::cli::Cli, _argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, self)
+impl crate::core::study::RunCommand for TortureArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self).map(crate::core::study::Outcome::Exit)
     }
 }
 

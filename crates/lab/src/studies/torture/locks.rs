@@ -2,9 +2,9 @@
 //! of the registry, each with its torture monomorphized for its type.
 
 use super::runner::{self, TortureConfig, TortureReport};
-use crate::error::{LabError, Result};
-use crate::lablock::{LabLock, LabRwLock};
-use crate::registry::{self, MutexMaker, RwMaker};
+use crate::core::error::{LabError, Result};
+use crate::core::lablock::{LabLock, LabRwLock};
+use crate::core::registry::{self, MutexMaker, RwMaker};
 use locklab::LockInfo;
 use std::sync::OnceLock;
 
@@ -76,7 +76,7 @@ pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
                 .find(|t| t.info.name == name)
                 .copied()
                 .ok_or_else(|| {
-                    if crate::studies::rcutorture::find(name).is_some() {
+                    if crate::studies::torture::rcu::find(name).is_some() {
                         LabError::input(format!(
                             "'{name}' is an RCU flavour, not a lock \
                              (`locklab torture --rcu --locks {name}` tortures it); valid locks: all, {valid}"
@@ -115,7 +115,7 @@ mod tests {
     }
     #[test]
     fn rcu_flavours_share_the_name_space_and_are_refused_as_locks() {
-        for f in crate::studies::rcutorture::flavors() {
+        for f in crate::studies::torture::rcu::flavors() {
             assert!(
                 registry::all().iter().all(|e| e.info.name != f.name)
                     && registry::rw_all().iter().all(|e| e.info.name != f.name),
@@ -125,7 +125,7 @@ mod tests {
             let e = parse_torture_list(f.name).err().expect("not a lock");
             assert!(e.msg.contains("--rcu"), "{}", e.msg);
         }
-        let all_rcu = crate::studies::rcutorture::parse_flavors("all").unwrap();
+        let all_rcu = crate::studies::torture::rcu::parse_flavors("all").unwrap();
         let got: Vec<_> = all_rcu.iter().map(|f| f.name).collect();
         assert_eq!(
             got,
@@ -133,7 +133,7 @@ mod tests {
             "rcu-broken stays out of all"
         );
         assert_eq!(
-            crate::studies::rcutorture::parse_flavors("rcu-broken,rcu")
+            crate::studies::torture::rcu::parse_flavors("rcu-broken,rcu")
                 .unwrap()
                 .len(),
             2

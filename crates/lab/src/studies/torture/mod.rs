@@ -1,15 +1,16 @@
 //! `locklab torture`: many threads on non-atomic shadow data under each
 //! lock, checking that it excludes and never hangs ([`runner`]); with
-//! `--rcu`, RCU flavours tortured instead ([`crate::studies::rcutorture`]).
+//! `--rcu`, RCU flavours tortured instead ([`crate::studies::torture::rcu`]).
 
 pub mod args;
 pub mod locks;
+pub mod rcu;
 pub mod runner;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
+use crate::core::error::{LabError, Result};
+use crate::core::study::Ctx;
 
-use crate::run::EXIT_INTERRUPTED;
+use crate::core::run::EXIT_INTERRUPTED;
 use crate::{noteln, outln};
 use args::TortureArgs;
 use runner::TortureConfig;
@@ -17,9 +18,9 @@ use serde_json::json;
 
 /// `torture`: each lock in turn, a row as it finishes (or JSON at the
 /// end); exit 1 if any lock failed. With `--rcu`, the RCU torture.
-pub fn command(cli: &Cli, a: &TortureArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &TortureArgs) -> Result<i32> {
     if a.rcu {
-        return crate::studies::rcutorture::command::run(cli, a);
+        return crate::studies::torture::rcu::command::run(ctx, a);
     }
     let locks = locks::parse_torture_list(&a.locks)?;
     if let Some(p) = a.read_pct {
@@ -34,7 +35,7 @@ pub fn command(cli: &Cli, a: &TortureArgs) -> Result<i32> {
     let secs = a.secs.unwrap_or(1.0);
     let read_pct = a.read_pct.unwrap_or(80);
     let threads = a.threads.unwrap_or_else(|| {
-        (4 * crate::machine::cpus()).min(crate::cli::MAX_THREADS as usize) as u32
+        (4 * crate::core::machine::cpus()).min(crate::core::args::MAX_THREADS as usize) as u32
     });
     let cfg = TortureConfig {
         threads,
@@ -42,11 +43,11 @@ pub fn command(cli: &Cli, a: &TortureArgs) -> Result<i32> {
         watchdog_s: a.watchdog,
         read_pct,
     };
-    crate::interrupt::install();
-    if !cli.json {
+    crate::core::interrupt::install();
+    if !ctx.json {
         outln!(
             "torture: {threads} threads on {} cores, {}s per lock, watchdog {}s",
-            crate::machine::cpus(),
+            crate::core::machine::cpus(),
             secs,
             a.watchdog
         )?;
@@ -70,13 +71,13 @@ pub fn command(cli: &Cli, a: &TortureArgs) -> Result<i32> {
     let mut reports = Vec::new();
     let mut all_ok = true;
     for e in &locks {
-        if crate::interrupt::requested() {
+        if crate::core::interrupt::requested() {
             break;
         }
         let mut r = (e.run)(&cfg);
         r.lock = e.info.name.into();
         all_ok &= r.ok();
-        if !cli.json {
+        if !ctx.json {
             let share = |x: u64| {
                 if r.acquisitions == 0 {
                     0.0
@@ -107,7 +108,7 @@ pub fn command(cli: &Cli, a: &TortureArgs) -> Result<i32> {
                 readers,
                 share(min),
                 share(max),
-                crate::report::fmt_ns(r.longest_wait_ns as f64),
+                crate::core::report::fmt_ns(r.longest_wait_ns as f64),
             )?;
         }
         let hung = r.hung;
@@ -118,8 +119,8 @@ pub fn command(cli: &Cli, a: &TortureArgs) -> Result<i32> {
             break;
         }
     }
-    let interrupted = crate::interrupt::requested();
-    if cli.json {
+    let interrupted = crate::core::interrupt::requested();
+    if ctx.json {
         let v = json!({ "threads": threads, "secs": secs, "ok": all_ok && !interrupted, "interrupted": interrupted, "results": reports });
         outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
     }

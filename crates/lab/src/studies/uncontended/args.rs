@@ -1,6 +1,6 @@
 //! The command line of `bench uncontended`.
 
-use crate::cli::{parse_reps, parse_secs};
+use crate::core::args::{parse_reps, parse_secs};
 use clap::Args;
 
 /// Parameters of `bench uncontended`.
@@ -17,8 +17,8 @@ pub struct UncontendedArgs {
     pub reps: u32,
 }
 
-impl crate::studies::command::RunCommand for UncontendedArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
+impl crate::core::study::RunCommand for UncontendedArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        super::command(ctx, self)
     }
 }
