@@ -11,8 +11,8 @@
 
 use locklab_lab::core::lablock::Raw;
 use locklab_lab::core::results::{median, Rep};
-use locklab_lab::studies::spin::runner::{self as spin, SpinConfig};
-use locklab_lab::studies::spin::workload::DelayDist;
+use locklab_lab::studies::shared::contention::runner::{self as spin, SpinConfig};
+use locklab_lab::studies::shared::contention::workload::DelayDist;
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());

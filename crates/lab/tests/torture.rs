@@ -18,7 +18,7 @@ fn cfg(secs: f64) -> TortureConfig {
 /// Every mutex (`rw` false) or every reader-writer lock of the registry,
 /// as `locklab torture` takes them.
 fn locks(rw: bool) -> Vec<Tortured> {
-    let all = parse_torture_list("all").expect("every lock");
+    let all = parse_torture_list("all", |_| false).expect("every lock");
     all.into_iter().filter(|t| t.rw == rw).collect()
 }
 

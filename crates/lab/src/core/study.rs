@@ -131,6 +131,16 @@ pub enum Outcome {
 /// What a study's arguments do when given: run the study and store what
 /// it measured (the front prints it).
 pub trait RunCommand {
+    /// The study that reads the points this command stores (`None`: it
+    /// stores none).
+    const STUDY: Option<&'static dyn Study> = None;
+
     /// Runs the command with these arguments in `ctx`.
     fn run(&self, ctx: &Ctx) -> Result<Outcome>;
+
+    /// Adds the studies of this command (its [`RunCommand::STUDY`], or a
+    /// command group's) to `out`.
+    fn studies(out: &mut Vec<&'static dyn Study>) {
+        out.extend(Self::STUDY);
+    }
 }

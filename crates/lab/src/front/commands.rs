@@ -88,6 +88,7 @@ fn print_stored(ctx: &Ctx, stored: Stored) -> Result<i32> {
         brief,
     } = stored;
     let (meta, all) = Store::open_read_only(&ctx.db)?.load(id)?;
+    unclaimed_point(id, &all)?;
     if ctx.json {
         outln!(
             "{}",
@@ -107,6 +108,24 @@ fn print_stored(ctx: &Ctx, stored: Stored) -> Result<i32> {
             ctx.db.display()
         );
         Ok(crate::core::run::EXIT_INTERRUPTED)
+    }
+}
+
+/// Refuses a run that holds a point no study of the catalog reads: its
+/// study's [`crate::core::study::Study::name`] and the name its runner
+/// stores points under differ, so `show` and `plot` would not find it.
+/// Every test that runs a study goes through here.
+fn unclaimed_point(id: i64, points: &[crate::core::results::Point]) -> Result<()> {
+    match points
+        .iter()
+        .find(|p| crate::front::catalog::find(&p.bench).is_none())
+    {
+        Some(p) => Err(LabError::failed(format!(
+            "run {id}: a point is stored under `{}`, which no study of the catalog reads \
+             (a study's name and the name its runner stores points under differ)",
+            p.bench
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -164,4 +183,45 @@ fn locks(as_json: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::results::{Point, Rep};
+
+    fn point(bench: &str) -> Point {
+        Point {
+            bench: bench.into(),
+            lock: "tas".into(),
+            threads: 1,
+            params: serde_json::Value::Null,
+            reps: vec![Rep::one_thread(0, 1.0, 1.0, 1)],
+        }
+    }
+
+    #[test]
+    fn a_point_no_study_reads_is_refused() {
+        assert!(unclaimed_point(1, &[point("spin"), point("hash")]).is_ok());
+        let e = unclaimed_point(7, &[point("spin"), point("spinn")]).unwrap_err();
+        assert!(
+            e.msg.contains("run 7") && e.msg.contains("`spinn`"),
+            "{}",
+            e.msg
+        );
+    }
+
+    #[test]
+    fn every_study_is_found_under_its_own_name_once() {
+        let all = crate::front::catalog::all();
+        assert!(all.len() >= 11, "studies: {}", all.len());
+        for s in all {
+            let same: Vec<_> = all.iter().filter(|t| t.name() == s.name()).collect();
+            assert_eq!(same.len(), 1, "two studies named {}", s.name());
+            assert_eq!(
+                crate::front::catalog::find(s.name()).unwrap().name(),
+                s.name()
+            );
+        }
+    }
 }

@@ -20,6 +20,7 @@ pub mod kv;
 pub mod lhp;
 pub mod model;
 pub mod profile;
+pub mod shared;
 pub mod sim_lhp;
 pub mod spin;
 pub mod torture;

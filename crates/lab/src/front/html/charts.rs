@@ -11,8 +11,7 @@ use std::fmt::Write as _;
 use locklab::Family;
 use serde_json::Value;
 
-use super::esc;
-use super::svg::{self, Axis, Line, Mark, Panel};
+use super::svg::{self, esc, Axis, Line, Mark, Panel};
 use crate::core::report::{cpu_ns_per_op, fmt_ns};
 use crate::core::results::{Point, RunMeta};
 

@@ -10,6 +10,8 @@
 pub mod charts;
 pub mod svg;
 
+pub use svg::esc;
+
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -53,23 +55,6 @@ pub fn command(cli: &Cli, runs: &[RunRef], out: &Path) -> Result<i32> {
     crate::core::files::write_whole("--out", out, "report", html.as_bytes())?;
     crate::noteln!("wrote {}", out.display());
     Ok(0)
-}
-
-/// `s` with the characters HTML gives meaning to escaped: safe as text
-/// and inside a quoted attribute.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
 }
 
 const STYLE: &str = "

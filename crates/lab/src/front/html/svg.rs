@@ -6,7 +6,22 @@
 
 use std::fmt::Write as _;
 
-use super::esc;
+/// `s` with the characters HTML gives meaning to escaped: safe as text
+/// and inside a quoted attribute.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
 
 /// Distinct on white and for most colour vision (the Tableau 10 set).
 const COLOURS: [&str; 10] = [

@@ -61,9 +61,3 @@ fn parse_model_cores(s: &str) -> Result<u32, String> {
         )),
     }
 }
-
-impl crate::core::study::RunCommand for AdviseArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::command(ctx, self)
-    }
-}

@@ -1,6 +1,6 @@
 //! `locklab advise`: which lock for a stated workload (or a profiled
 //! program's worst lock), on this machine. It measures the few points that
-//! decide it (the contention benchmark of [`crate::studies::spin`] at the
+//! decide it (the contention benchmark of [`crate::studies::shared::contention`] at the
 //! workload's threads, a short list of candidates, repetitions
 //! interleaved), stores them as a run of kind `advise`, and answers from
 //! them ([`decide`]): the fastest, the runner-up, the ratio with its
@@ -25,9 +25,9 @@ use crate::core::store::Store;
 use crate::core::study::Study;
 use crate::core::study::{Ctx, Outcome};
 use crate::core::verdict::{Line, Section};
-use crate::studies::hash::{HashConfig, HashPlan};
-use crate::studies::profile::{parse::Counts, report::spin_workload};
-use crate::studies::spin::{runner::SpinConfig, workload::DelayDist, SpinPlan};
+use crate::studies::shared::contention::{runner::SpinConfig, workload::DelayDist, SpinPlan};
+use crate::studies::shared::hashtable::{HashConfig, HashPlan};
+use crate::studies::shared::lock_profile::{spin_workload, Counts};
 use args::AdviseArgs;
 use decide::{decide, rate, Advice, Workload};
 use serde_json::{json, Value};
@@ -77,7 +77,7 @@ fn from_profile(
     let store = Store::open_read_only(db)?;
     let id = resolve(&store, run)?;
     let (meta, points) = store.load(id)?;
-    if meta.kind != crate::studies::profile::BENCH {
+    if meta.kind != crate::studies::shared::lock_profile::BENCH {
         return Err(LabError::input(format!(
             "--profile {id}: run {id} is a `{}` run, not a `locklab profile` run (`locklab runs` lists them)",
             meta.kind
@@ -86,7 +86,7 @@ fn from_profile(
     let mut worst: Option<(f64, (u32, u64, u64), String)> = None;
     for p in points
         .iter()
-        .filter(|p| p.bench == crate::studies::profile::BENCH)
+        .filter(|p| p.bench == crate::studies::shared::lock_profile::BENCH)
     {
         let Some(c) = p.reps.first().and_then(|r| r.metrics_of::<Counts>()) else {
             continue;
@@ -190,7 +190,7 @@ pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
     // workload's update fraction and threads, as many repetitions.
     let mostly = if a.read_pct > 0 {
         Some(HashPlan {
-            strategies: crate::studies::hash::strategies::parse(READ_MOSTLY)?,
+            strategies: crate::studies::shared::hashtable::strategies::parse(READ_MOSTLY)?,
             threads: vec![threads],
             update_pcts: vec![100 - a.read_pct],
             reps: a.reps,
@@ -210,11 +210,11 @@ pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
     let units = plan.units() + mostly.as_ref().map_or(0, HashPlan::units);
     let progress = Progress::new(units, ctx.progress_quiet());
     let r = stored_run(ctx, BENCH, params, &progress, |sink| {
-        if !crate::studies::spin::run(&plan, &progress, sink)? {
+        if !crate::studies::shared::contention::run(&plan, &progress, sink)? {
             return Ok(false);
         }
         match &mostly {
-            Some(m) => crate::studies::hash::run(m, &progress, sink),
+            Some(m) => crate::studies::shared::hashtable::run(m, &progress, sink),
             None => Ok(true),
         }
     });
@@ -319,7 +319,7 @@ fn lines(a: &Advice) -> Vec<Line> {
 /// `--read-pct`).
 fn read_mostly_points(all: &[Point]) -> Vec<&Point> {
     all.iter()
-        .filter(|p| p.bench == crate::studies::hash::BENCH)
+        .filter(|p| p.bench == crate::studies::shared::hashtable::BENCH)
         .collect()
 }
 
@@ -378,7 +378,7 @@ impl Study for Advise {
             "read_mostly_points": read_mostly_points(points)
                 .iter()
                 .map(|p| {
-                    let mut j = crate::studies::hash::report::point_json(p);
+                    let mut j = crate::studies::shared::hashtable::point::point_json(p);
                     j["threads"] = p.threads.into();
                     j["reps"] = p.reps.len().into();
                     j["throughput_ops_s"] = p.stat(|r| r.throughput_ops_s).0.into();
@@ -388,6 +388,14 @@ impl Study for Advise {
             "recommendation": advice.map(|a| a.json()),
             "verdict": crate::core::verdict::json(&sections),
         }))
+    }
+}
+
+impl crate::core::study::RunCommand for AdviseArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Advise);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }
 
@@ -414,7 +422,7 @@ mod tests {
         let mut r = Rep::one_thread(0, 1.0, 1.0, 1);
         r.set_metrics(c);
         Point {
-            bench: crate::studies::profile::BENCH.into(),
+            bench: crate::studies::shared::lock_profile::BENCH.into(),
             lock: "pthread".into(),
             threads: c.threads,
             params: json!({ "object": name, "process": { "elapsed_ns": 1e9 } }),

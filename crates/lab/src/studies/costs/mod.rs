@@ -138,6 +138,8 @@ pub struct CostsArgs {
 }
 
 impl crate::core::study::RunCommand for CostsArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Costs);
+
     fn run(&self, ctx: &Ctx) -> Result<Outcome> {
         command(ctx, self)
     }

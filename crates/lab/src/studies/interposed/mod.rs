@@ -9,6 +9,7 @@
 //! `glibc-elision` runs beside them.
 
 pub mod args;
+pub mod record;
 pub mod report;
 
 use crate::core::error::{LabError, Result};
@@ -19,7 +20,6 @@ use crate::core::program::{
 };
 pub use crate::core::program::{BASELINE, PASSTHROUGH};
 use crate::core::progress::Progress;
-use crate::core::results::StudyMetrics;
 use crate::core::results::{Point, Rep, RunMeta};
 use crate::core::run::stored_run;
 use crate::core::run::EXIT_INTERRUPTED;
@@ -28,36 +28,11 @@ use crate::core::study::{Ctx, Outcome};
 use crate::core::sweep::{Group, RepRun};
 use crate::noteln;
 use args::RunArgs;
-use serde::{Deserialize, Serialize};
+pub use record::{RunMetrics, BENCH, GLIBC_ELISION};
+
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::time::Duration;
-
-/// The name its points are stored under.
-pub const BENCH: &str = "run";
-
-/// The C library's lock elision, where it exists.
-pub const GLIBC_ELISION: &str = "glibc-elision";
-
-/// What a repetition of `locklab run` keeps beyond wall and CPU time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunMetrics {
-    /// User CPU seconds of the program.
-    pub user_s: f64,
-    /// System CPU seconds.
-    pub sys_s: f64,
-    /// Peak resident memory of the program, KiB (see
-    /// [`Outcome::max_rss_kib`]).
-    pub max_rss_kib: u64,
-    /// How it ended.
-    pub exit: Exit,
-    /// The figure `--metric` read from its output, if asked and found.
-    pub metric: Option<f64>,
-}
-
-impl StudyMetrics for RunMetrics {
-    const KEY: &'static str = "run";
-}
 
 /// One way to run the program.
 struct Contender {
@@ -341,5 +316,13 @@ impl Study for Interposed {
 
     fn plot_help(&self) -> Option<&'static str> {
         Some("`run` draws each lock's ratio to the baseline for a `locklab run`")
+    }
+}
+
+impl crate::core::study::RunCommand for RunArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Interposed);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

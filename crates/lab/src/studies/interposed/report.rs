@@ -3,11 +3,11 @@
 //! `--metric` figure, or the wall time), with the spread over repetitions;
 //! failures apart.
 
-use super::RunMetrics;
-use super::BASELINE;
+use super::record::{RunMetrics, BENCH, GLIBC_ELISION};
 use crate::core::error::{LabError, Result};
 use crate::core::plot::{machine_line, write_svg, FONT, SIZE};
 use crate::core::program::launch::Exit;
+use crate::core::program::{BASELINE, PASSTHROUGH};
 use crate::core::report::{fmt_ns, lock_width, sig};
 use crate::core::results::{median, Point, Rep, RunMeta};
 use plotters::prelude::*;
@@ -265,9 +265,7 @@ pub fn verdict(points: &[&Point]) -> Vec<crate::core::verdict::Section> {
     let base = ok.iter().copied().find(|p| p.lock == BASELINE);
     let own: Vec<Entrant> = entrants(value)
         .into_iter()
-        .filter(|e| {
-            e.name != BASELINE && e.name != super::PASSTHROUGH && e.name != super::GLIBC_ELISION
-        })
+        .filter(|e| e.name != BASELINE && e.name != PASSTHROUGH && e.name != GLIBC_ELISION)
         .collect();
     if let (Some(base), Some(best)) = (base, pick(&own, !f.higher_better)) {
         let b = ok
@@ -313,7 +311,7 @@ pub fn verdict(points: &[&Point]) -> Vec<crate::core::verdict::Section> {
         .and_then(Value::as_str)
         .unwrap_or("?");
     vec![Section {
-        study: super::BENCH.into(),
+        study: BENCH.into(),
         title: command.to_string(),
         lines,
     }]
@@ -334,7 +332,7 @@ pub fn point_json(p: &Point, of_study: &[&Point]) -> Value {
 /// whiskers; the failures are left out (the title says how many).
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
     let run = meta.id_text();
-    let mine: Vec<&Point> = points.iter().filter(|p| p.bench == super::BENCH).collect();
+    let mine: Vec<&Point> = points.iter().filter(|p| p.bench == BENCH).collect();
     if mine.is_empty() {
         return Err(LabError::input(format!(
             "run {run} has no run points to plot (`locklab run` makes them)"

@@ -78,6 +78,8 @@ pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
 }
 
 impl crate::core::study::RunCommand for IpcArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&super::Ipc);
+
     fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
         super::command(ctx, self)
     }

@@ -81,6 +81,8 @@ fn parse_records(s: &str) -> Result<u64, String> {
 }
 
 impl crate::core::study::RunCommand for KvArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&super::Kv);
+
     fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
         super::command(ctx, self)
     }

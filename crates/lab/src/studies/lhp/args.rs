@@ -1,7 +1,7 @@
 //! The command line of `bench lhp`.
 
 use crate::core::args::{parse_ns, parse_reps, parse_secs, ThreadList};
-use crate::studies::spin::args::Workload;
+use crate::studies::shared::contention::args::Workload;
 use clap::Args;
 
 /// Parameters of `bench lhp`.
@@ -48,10 +48,4 @@ pub(crate) fn parse_multiples(s: &str) -> Result<ThreadList, String> {
         }
     }
     Ok(ThreadList(v))
-}
-
-impl crate::core::study::RunCommand for LhpArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::command(ctx, self)
-    }
 }

@@ -1,5 +1,5 @@
 //! `bench lhp`: lock-holder preemption. The contention sweep of
-//! [`crate::studies::spin`] at one thread and at multiples of this
+//! [`crate::studies::shared::contention`] at one thread and at multiples of this
 //! machine's cores, with each lock's preemption sensitivity.
 
 pub mod args;
@@ -12,7 +12,7 @@ use crate::core::results::{Point, RunMeta};
 use crate::core::run::stored_run;
 use crate::core::study::Study;
 use crate::core::study::{Ctx, Outcome};
-use crate::studies::spin::{self, spin_cfg, SpinPlan};
+use crate::studies::shared::contention::{self as spin, spin_cfg, SpinPlan};
 use args::LhpArgs;
 use serde_json::{json, Value};
 
@@ -104,5 +104,13 @@ impl Study for Lhp {
         Some(|meta, points, out, log_y| {
             crate::core::plot::by_threads(meta, points, BENCH, out, log_y)
         })
+    }
+}
+
+impl crate::core::study::RunCommand for LhpArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Lhp);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

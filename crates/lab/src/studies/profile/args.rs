@@ -43,9 +43,3 @@ pub struct ProfileArgs {
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
-
-impl crate::core::study::RunCommand for ProfileArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::command(ctx, self)
-    }
-}

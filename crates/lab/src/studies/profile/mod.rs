@@ -9,7 +9,6 @@
 //! one's pattern.
 
 pub mod args;
-pub mod parse;
 pub mod report;
 pub mod symbols;
 
@@ -26,18 +25,12 @@ use crate::core::run::EXIT_INTERRUPTED;
 use crate::core::study::Study;
 use crate::core::study::{Ctx, Outcome};
 use crate::noteln;
+use crate::studies::shared::lock_profile::{self as parse, Counts, Process, BENCH};
 use args::ProfileArgs;
-use parse::{Counts, Process};
+use report::KEEP;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::time::Duration;
-
-/// The name its points are stored under.
-pub const BENCH: &str = "profile";
-
-/// Objects stored one by one per process (the most waited-on, then the
-/// most taken); the rest are stored as one summary point.
-const KEEP: usize = 500;
 
 /// `--lock`: one mutex the interposer can put under a program.
 fn chosen_lock(name: &str) -> Result<&'static str> {
@@ -206,5 +199,13 @@ impl Study for Profile {
 
     fn point_json(&self, _meta: &RunMeta, p: &Point, _of: &[&Point], _all: &[Point]) -> Value {
         report::point_json(p)
+    }
+}
+
+impl crate::core::study::RunCommand for ProfileArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Profile);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

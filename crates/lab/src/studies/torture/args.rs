@@ -50,12 +50,6 @@ pub(crate) fn parse_watchdog(s: &str) -> Result<f64, String> {
     }
 }
 
-impl crate::core::study::RunCommand for TortureArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::command(ctx, self).map(crate::core::study::Outcome::Exit)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

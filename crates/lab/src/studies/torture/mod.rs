@@ -16,13 +16,19 @@ use args::TortureArgs;
 use runner::TortureConfig;
 use serde_json::json;
 
+/// Whether `name` is an RCU flavour (for the message of a lock list that
+/// names one).
+fn is_flavour(name: &str) -> bool {
+    rcu::find(name).is_some()
+}
+
 /// `torture`: each lock in turn, a row as it finishes (or JSON at the
 /// end); exit 1 if any lock failed. With `--rcu`, the RCU torture.
 pub fn command(ctx: &Ctx, a: &TortureArgs) -> Result<i32> {
     if a.rcu {
-        return crate::studies::torture::rcu::command::run(ctx, a);
+        return rcu::command::run(ctx, a);
     }
-    let locks = locks::parse_torture_list(&a.locks)?;
+    let locks = locks::parse_torture_list(&a.locks, is_flavour)?;
     if let Some(p) = a.read_pct {
         if !locks.iter().any(|l| l.rw) {
             return Err(LabError::input(format!(
@@ -140,5 +146,49 @@ pub fn command(ctx: &Ctx, a: &TortureArgs) -> Result<i32> {
             "torture failed for: {}",
             bad.join(", ")
         )))
+    }
+}
+
+impl crate::core::study::RunCommand for TortureArgs {
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self).map(crate::core::study::Outcome::Exit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rcu_flavours_share_the_name_space_and_are_refused_as_locks() {
+        for f in rcu::flavors() {
+            assert!(
+                crate::core::registry::all()
+                    .iter()
+                    .all(|e| e.info.name != f.name)
+                    && crate::core::registry::rw_all()
+                        .iter()
+                        .all(|e| e.info.name != f.name),
+                "{} is also a lock name",
+                f.name
+            );
+            let e = locks::parse_torture_list(f.name, is_flavour)
+                .err()
+                .expect("not a lock");
+            assert!(e.msg.contains("--rcu"), "{}", e.msg);
+        }
+        let all_rcu = rcu::parse_flavors("all", locks::is_lock).unwrap();
+        let got: Vec<_> = all_rcu.iter().map(|f| f.name).collect();
+        assert_eq!(
+            got,
+            ["rcu", "rcu-qsbr", "rcu-fenced"],
+            "rcu-broken stays out of all"
+        );
+        assert_eq!(
+            rcu::parse_flavors("rcu-broken,rcu", locks::is_lock)
+                .unwrap()
+                .len(),
+            2
+        );
     }
 }

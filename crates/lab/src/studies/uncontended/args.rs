@@ -16,9 +16,3 @@ pub struct UncontendedArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
     pub reps: u32,
 }
-
-impl crate::core::study::RunCommand for UncontendedArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::command(ctx, self)
-    }
-}

@@ -17,13 +17,8 @@ use crate::core::study::{Ctx, Outcome};
 use crate::core::sweep::{Group, RepRun};
 use args::UncontendedArgs;
 use floor::{Floor, Floor2Rmw};
+pub use runner::{BENCH, FLOOR};
 use serde_json::{json, Value};
-
-/// The name its points are stored under.
-pub const BENCH: &str = "uncontended";
-
-/// The lock name of the physical floor that ratios refer to.
-pub const FLOOR: &str = "floor";
 
 /// One repetition of the uncontended benchmark for one lock.
 pub type RepFn = fn(&runner::Config) -> std::result::Result<Rep, String>;
@@ -175,5 +170,13 @@ impl Study for Uncontended {
                 }
             })
             .collect()
+    }
+}
+
+impl crate::core::study::RunCommand for UncontendedArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Uncontended);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

@@ -1,7 +1,7 @@
 //! The table of `bench uncontended`: ns per acquire+release and the ratio
 //! to the floor.
 
-use super::FLOOR;
+use super::runner::{BENCH, FLOOR};
 use crate::core::report::{lock_width, params_line, rep_counts, sig};
 use crate::core::results::Point;
 use serde_json::Value;
@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 /// parameters if there is one, else the first). `None` for other benches,
 /// without a floor, or when either median is not a positive number.
 pub fn ratio_to_floor(p: &Point, points: &[Point]) -> Option<f64> {
-    if p.bench != super::BENCH {
+    if p.bench != BENCH {
         return None;
     }
     let floors = || {

@@ -11,6 +11,12 @@ use crate::core::results::Rep;
 use serde::Serialize;
 use std::hint::black_box;
 
+/// The name its points are stored under.
+pub const BENCH: &str = "uncontended";
+
+/// The lock name of the physical floor that ratios refer to.
+pub const FLOOR: &str = "floor";
+
 /// Parameters of the uncontended benchmark.
 #[derive(Debug, Clone, Serialize)]
 pub struct Config {

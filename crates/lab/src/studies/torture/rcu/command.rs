@@ -11,13 +11,13 @@ use serde_json::json;
 /// `torture --rcu`: each flavour in turn, its report as it finishes, then
 /// a summary; exit 1 if any check failed in any flavour.
 pub fn run(ctx: &Ctx, a: &TortureArgs) -> Result<i32> {
-    use super::{RcuTortureConfig, SYNCERS};
+    use super::state::{RcuTortureConfig, SYNCERS};
     if a.read_pct.is_some() {
         return Err(LabError::input(
             "--read-pct is for reader-writer locks; RCU readers never exclude anyone, so --rcu does not take it",
         ));
     }
-    let flavors = super::parse_flavors(&a.locks)?;
+    let flavors = super::parse_flavors(&a.locks, crate::studies::torture::locks::is_lock)?;
     let readers = a.threads.unwrap_or_else(|| {
         (2 * crate::core::machine::cpus()).min(crate::core::args::MAX_THREADS as usize) as u32
     });

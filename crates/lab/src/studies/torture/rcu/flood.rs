@@ -5,7 +5,7 @@
 //! that queued callbacks stay under the domain's backpressure bound.
 
 use super::flavor::TortureRcu;
-use super::{Counters, State};
+use super::state::{Counters, State};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -21,55 +21,14 @@
 //! the updater break each rule once.
 
 use super::flavor::TortureRcu;
-use super::State;
-use locklab::rcu::{Flavor, RcuHashMap, ReadGuard};
+use super::keys::*;
+use super::state::State;
+use locklab::rcu::ReadGuard;
 use rand::rngs::SmallRng;
-use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-
-const STABLE: u64 = 64;
-const GROW_BASE: u64 = 1 << 20;
-const GROW: usize = 8192;
-const SHRINK_BASE: u64 = 2 << 20;
-const SHRINK: usize = 8192;
-const CHURN_BASE: u64 = 3 << 20;
-const CHURN: u64 = 64;
-const BUCKETS: usize = 256;
-
-/// A value that says which key it belongs to.
-fn tag(key: u64, version: u32) -> u64 {
-    (key << 32) | version as u64
-}
-
-/// The map and the order in which the updater grows and shrinks it.
-pub struct Fixture<F: Flavor> {
-    pub map: RcuHashMap<u64, u64, F>,
-    grow_order: Vec<u64>,
-    shrink_order: Vec<u64>,
-}
-
-impl<F: Flavor> Fixture<F> {
-    /// Stable and shrink keys inserted; grow keys in a shuffled order.
-    pub fn new(domain: &locklab::rcu::Domain<F>, seed: u64) -> Self {
-        let mut rng = SmallRng::seed_from_u64(seed);
-        let map = RcuHashMap::with_buckets(domain, BUCKETS);
-        let mut grow_order: Vec<u64> = (0..GROW as u64).map(|i| GROW_BASE + i).collect();
-        let mut shrink_order: Vec<u64> = (0..SHRINK as u64).map(|i| SHRINK_BASE + i).collect();
-        grow_order.shuffle(&mut rng);
-        shrink_order.shuffle(&mut rng);
-        for k in (0..STABLE).chain(shrink_order.iter().copied()) {
-            map.insert(k, tag(k, 0));
-        }
-        Fixture {
-            map,
-            grow_order,
-            shrink_order,
-        }
-    }
-}
 
 /// What one reader has seen of the grow and shrink keys.
 pub struct View {

@@ -34,9 +34,12 @@ mod broken;
 pub mod command;
 pub mod flavor;
 mod flood;
+mod keys;
 mod map;
 pub mod pipe;
+mod pool;
 mod reader;
+pub mod state;
 
 use crate::core::error::{LabError, Result};
 use crossbeam_utils::CachePadded;
@@ -44,13 +47,12 @@ use flavor::TortureRcu;
 use locklab::rcu::{Qsbr, Rcu};
 use pipe::{Elem, PIPE_LEN, POOL};
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+pub use state::{Counters, RcuTortureConfig, State, SYNCERS};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Threads that call `synchronize` beside the writer.
-pub const SYNCERS: usize = 2;
 /// Threads that queue callbacks and may overshoot the bound by one each
 /// before backpressure stops them: the writer, the flood and the map
 /// updater.
@@ -66,95 +68,6 @@ const _: () = assert!(core::mem::size_of::<flood::Blob>() <= MAX_DEFERRED_BYTES)
 /// successor queued, which the reclaimer never waits for.
 pub fn pending_slack() -> usize {
     POSTERS + 2 * (POOL + flood::CHAINS)
-}
-
-/// Parameters of an RCU torture run.
-#[derive(Debug, Clone, Serialize)]
-pub struct RcuTortureConfig {
-    /// Reader threads.
-    pub readers: u32,
-    /// Seconds per flavour.
-    pub secs: f64,
-    /// Seconds without progress after which the run counts as hung.
-    pub watchdog_s: f64,
-    /// The domain's backpressure bound (`Builder::max_pending`).
-    pub max_pending: usize,
-    /// Test hook: the map updater breaks each map rule once, to show that
-    /// the map checks can fail.
-    #[serde(skip)]
-    pub sabotage_map: bool,
-}
-
-impl RcuTortureConfig {
-    /// The defaults for `readers` readers and `secs` seconds.
-    pub fn new(readers: u32, secs: f64, watchdog_s: f64) -> Self {
-        RcuTortureConfig {
-            readers,
-            secs,
-            watchdog_s,
-            max_pending: 2048,
-            sabotage_map: false,
-        }
-    }
-}
-
-/// Shared counters; every thread adds to them.
-#[derive(Default)]
-pub struct Counters {
-    reads: Vec<CachePadded<AtomicU64>>,
-    nested: AtomicU64,
-    poisoned: AtomicU64,
-    too_short: AtomicU64,
-    poll_in_section: AtomicU64,
-    poll_after_sync: AtomicU64,
-    barrier_marks: AtomicU64,
-    barrier_errors: AtomicU64,
-    barriers: AtomicU64,
-    writes: AtomicU64,
-    by_sync: AtomicU64,
-    by_call: AtomicU64,
-    by_defer: AtomicU64,
-    by_poll: AtomicU64,
-    alloc_fail: AtomicU64,
-    syncs: AtomicU64,
-    flood_posted: AtomicU64,
-    flood_ran: AtomicU64,
-    map_lookups: AtomicU64,
-    map_updates: AtomicU64,
-    map_stable_missing: AtomicU64,
-    map_wrong_value: AtomicU64,
-    map_grow_lost: AtomicU64,
-    map_shrink_returned: AtomicU64,
-    /// The most callbacks seen pending (sampled by the monitor every
-    /// millisecond and by the flood after every 16 it queues).
-    peak_pending: AtomicUsize,
-    pipe: [AtomicU64; PIPE_LEN + 1],
-    batch: [AtomicU64; PIPE_LEN + 1],
-    circulation: [AtomicU64; PIPE_LEN + 1],
-}
-
-/// Everything the threads of one run share.
-pub struct State<R: TortureRcu> {
-    rcu: R,
-    pool: Box<[Elem]>,
-    /// The published element; always points into `pool`.
-    slot: AtomicPtr<Elem>,
-    free: Mutex<Vec<usize>>,
-    stop: AtomicBool,
-    c: Arc<Counters>,
-    map: map::Fixture<R::F>,
-    cfg: RcuTortureConfig,
-}
-
-impl<R: TortureRcu> State<R> {
-    fn stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    fn sample_pending(&self) {
-        let n = self.rcu.stats().pending_callbacks;
-        self.c.peak_pending.fetch_max(n, Ordering::Relaxed);
-    }
 }
 
 /// What an RCU torture run found.
@@ -417,8 +330,13 @@ pub fn find(name: &str) -> Option<&'static FlavorEntry> {
 }
 
 /// Parses `torture --rcu --locks`: flavour names, or `all` for every one
-/// but `rcu-broken` (duplicates removed, order kept).
-pub fn parse_flavors(list: &str) -> Result<Vec<&'static FlavorEntry>> {
+/// but `rcu-broken` (duplicates removed, order kept). `is_lock` says
+/// whether an unknown name is a lock, for the message that points to
+/// `torture --locks`.
+pub fn parse_flavors(
+    list: &str,
+    is_lock: impl Fn(&str) -> bool,
+) -> Result<Vec<&'static FlavorEntry>> {
     let every: Vec<&'static FlavorEntry> = flavors().iter().filter(|f| !f.hidden).collect();
     let valid = flavors()
         .iter()
@@ -432,7 +350,7 @@ pub fn parse_flavors(list: &str) -> Result<Vec<&'static FlavorEntry>> {
         &valid,
         |name| {
             find(name).ok_or_else(|| {
-            let lock = crate::studies::torture::locks::parse_torture_list(name).is_ok();
+            let lock = is_lock(name);
             LabError::input(if lock {
                 format!(
                     "'{name}' is a lock, not an RCU flavour (`locklab torture --locks {name}` tortures it); \
@@ -458,7 +376,7 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 pub fn run<R: TortureRcu>(cfg: &RcuTortureConfig, name: &str, fenced: bool) -> RcuReport {
     let stalls = Arc::new(AtomicU64::new(0));
     let rcu = R::build(fenced, cfg.max_pending, stalls.clone());
-    let map = map::Fixture::new(rcu.domain(), 0x5eed);
+    let map = keys::Fixture::new(rcu.domain(), 0x5eed);
     let pool = pipe::pool();
     pool[0].poison.store(0, Ordering::Relaxed);
     let slot = AtomicPtr::new(&pool[0] as *const Elem as *mut Elem);

@@ -6,7 +6,7 @@
 use super::flavor::{Sections, TortureRcu};
 use super::map::View;
 use super::pipe::{Elem, PIPE_LEN, POISON};
-use super::State;
+use super::state::State;
 use crate::core::clock::{ns_to_ticks, spin_ticks};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};

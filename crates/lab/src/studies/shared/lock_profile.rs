@@ -1,5 +1,7 @@
 //! The interposer's profile files (`<dir>/<pid>.prof`, one per process
-//! that exited normally), as `crates/preload/src/profile.rs` writes them.
+//! that exited normally), as `crates/preload/src/profile.rs` writes them,
+//! read for `locklab profile` and `advise`; and the contention workload a
+//! profiled lock's pattern stands for.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -283,6 +285,42 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Process>, String> {
     }
     out.sort_by_key(|p| p.pid);
     Ok(out)
+}
+
+/// The name `locklab profile` stores its points under.
+pub const BENCH: &str = "profile";
+
+/// Mean of a total over a count (NaN for none).
+pub fn mean(total: u64, n: u64) -> f64 {
+    if n == 0 {
+        f64::NAN
+    } else {
+        total as f64 / n as f64
+    }
+}
+
+/// The workload of `bench spin` that has this lock's pattern: its threads,
+/// its mean hold as the critical section, and as the delay between a
+/// thread's acquisitions what is left of each thread's share of the
+/// lock's active time (from its first acquisition to its last) once the
+/// hold and the wait are taken out. `None` if it was never contended or
+/// never held exclusive.
+pub fn spin_workload(c: &Counts) -> Option<(u32, u64, u64)> {
+    if c.contended + c.read_contended == 0 || c.acquisitions == 0 {
+        return None;
+    }
+    let threads = c.threads.max(2);
+    let cs = mean(c.hold_total_ns, c.acquisitions);
+    let waited = mean(c.wait_ns(), c.acquisitions + c.reads);
+    let window = c.last_ns.saturating_sub(c.first_ns) as f64;
+    let cycle = window * f64::from(threads) / (c.acquisitions + c.reads) as f64;
+    let delay = (cycle - cs - waited).max(0.0);
+    let cap = crate::core::args::MAX_NS as f64;
+    Some((
+        threads,
+        cs.round().min(cap) as u64,
+        delay.round().min(cap) as u64,
+    ))
 }
 
 #[cfg(test)]

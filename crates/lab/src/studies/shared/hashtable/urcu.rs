@@ -10,7 +10,7 @@
 //! [`QS_EVERY`](super::QS_EVERY) operations; the memb flavour's quiescent
 //! state is a no-op.
 
-use super::HashTable;
+use super::runner::HashTable;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 

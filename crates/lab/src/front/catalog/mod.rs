@@ -1,7 +1,17 @@
-//! The one catalog of studies: the only place the lab names them. Each
-//! study is a folder under `src/studies/` and a line here: its command
-//! (a variant holding its arguments, which implement [`RunCommand`]) and,
-//! if it stores points, its [`Study`] in [`all`].
+//! The one catalog of studies: the only place the lab names them. A study
+//! is a folder under `src/studies/` and one line here: its command, a
+//! variant holding its arguments. The arguments implement [`RunCommand`],
+//! whose [`RunCommand::STUDY`] names the [`Study`] that reads the points
+//! the command stores; [`all`] gathers them from the commands. The
+//! standard suite ([`suite`]), which runs several studies in one run,
+//! lives here too.
+
+pub mod suite;
+
+#[cfg(test)]
+mod plot_tests;
+#[cfg(test)]
+mod tests;
 
 use crate::core::error::Result;
 use crate::core::study::{Ctx, Outcome, RunCommand, Study};
@@ -12,8 +22,8 @@ use crate::studies::{
 use clap::{Args, Subcommand};
 
 /// An enum of study commands, one variant per study, each holding the
-/// study's arguments, and the dispatch to their [`RunCommand`]: adding a
-/// study's command is one line here.
+/// study's arguments; its [`RunCommand`] dispatches to theirs and gathers
+/// their studies: adding a study is one line here.
 macro_rules! commands {
     ($(#[$meta:meta])* pub enum $name:ident {
         $($(#[$vmeta:meta])* $variant:ident($args:ty),)*
@@ -28,6 +38,10 @@ macro_rules! commands {
                 match self {
                     $($name::$variant(a) => a.run(ctx),)*
                 }
+            }
+
+            fn studies(out: &mut Vec<&'static dyn Study>) {
+                $(<$args as RunCommand>::studies(out);)*
             }
         }
     };
@@ -104,8 +118,12 @@ impl RunCommand for BenchArgs {
     fn run(&self, ctx: &Ctx) -> Result<Outcome> {
         match &self.kind {
             Some(kind) => kind.run(ctx),
-            None => crate::front::suite::command(ctx),
+            None => suite::command(ctx),
         }
+    }
+
+    fn studies(out: &mut Vec<&'static dyn Study>) {
+        BenchKind::studies(out)
     }
 }
 
@@ -121,24 +139,22 @@ impl RunCommand for SimArgs {
     fn run(&self, ctx: &Ctx) -> Result<Outcome> {
         self.kind.run(ctx)
     }
+
+    fn studies(out: &mut Vec<&'static dyn Study>) {
+        SimKind::studies(out)
+    }
 }
 
-/// Every study whose points are stored, in the order `plot` prefers them
-/// when a run has several.
+/// Every study whose points are stored, gathered from the commands in
+/// their order here (the order `plot` prefers them in when a run has
+/// several).
 pub fn all() -> &'static [&'static dyn Study] {
-    &[
-        &uncontended::Uncontended,
-        &spin::Spin,
-        &lhp::Lhp,
-        &hash::Hash,
-        &ipc::Ipc,
-        &kv::Kv,
-        &sim_lhp::SimLhp,
-        &interposed::Interposed,
-        &profile::Profile,
-        &advise::Advise,
-        &costs::Costs,
-    ]
+    static ALL: std::sync::OnceLock<Vec<&'static dyn Study>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut out = Vec::new();
+        Command::studies(&mut out);
+        out
+    })
 }
 
 /// The study whose points are stored under `name`.

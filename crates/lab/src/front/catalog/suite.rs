@@ -6,12 +6,13 @@ use crate::core::progress::Progress;
 use crate::core::registry::{self, Entry};
 use crate::core::run::stored_run_as;
 use crate::core::study::{Ctx, Outcome};
-use crate::studies::hash::{strategies, HashConfig, HashPlan};
-use crate::studies::spin::runner::SpinConfig;
-use crate::studies::spin::workload::DelayDist;
-use crate::studies::spin::SpinPlan;
+use crate::studies::shared::contention::runner::SpinConfig;
+use crate::studies::shared::contention::workload::DelayDist;
+use crate::studies::shared::contention::{self as contention, SpinPlan};
+use crate::studies::shared::hashtable;
+use crate::studies::shared::hashtable::{strategies, HashConfig, HashPlan};
 use crate::studies::uncontended::{runner as unc_runner, UncontendedPlan};
-use crate::studies::{hash, lhp, spin, uncontended};
+use crate::studies::{lhp, spin, uncontended};
 use serde_json::json;
 
 /// The standard quick suite: uncontended; spin at 1, 2 and 8 threads (cs
@@ -81,9 +82,9 @@ pub fn command(ctx: &Ctx) -> Result<Outcome> {
     );
     let r = stored_run_as(ctx, "bench", params, &progress, true, |sink| {
         Ok(uncontended::run(&unc, &progress, sink)?
-            && spin::run(&spin, &progress, sink)?
-            && spin::run(&lhp, &progress, sink)?
-            && hash::run(&hash, &progress, sink)?)
+            && contention::run(&spin, &progress, sink)?
+            && contention::run(&lhp, &progress, sink)?
+            && hashtable::run(&hash, &progress, sink)?)
     });
     progress.finish();
     r
