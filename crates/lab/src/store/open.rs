@@ -72,7 +72,9 @@ impl Store {
     /// study that reads stored runs): read-only, so that a user who may only read the
     /// file can, and nothing is changed or created. A path with no file, or
     /// an empty file, is an input error saying so. A database of an older
-    /// schema is migrated first, which needs write access.
+    /// schema is read as it is: through a copy in memory migrated there,
+    /// the file left byte for byte (the next command that stores into it
+    /// migrates it).
     pub fn open_read_only(path: &Path) -> Result<Store> {
         Self::open_existing(path)?.ok_or_else(|| {
             let shown = path.display();
@@ -93,15 +95,9 @@ impl Store {
     /// (no file, or an empty one).
     pub fn open_existing(path: &Path) -> Result<Option<Store>> {
         check_location(path)?;
-        let store = |conn| Store {
-            conn,
-            path: path.to_path_buf(),
-        };
         match inspect(path, SCHEMA_VERSION)? {
             Found::Nothing => Ok(None),
-            Found::Ours { conn, version } if version == SCHEMA_VERSION => Ok(Some(store(conn))),
-            // An older schema is brought up to date as a writer would.
-            Found::Ours { .. } => Self::open(path).map(Some),
+            Found::Ours { conn } => Self::reading(path, conn).map(Some),
             Found::Unread { wal, why } => {
                 // A WAL database (an older build's) in a directory this user
                 // cannot write, with no -wal file, so that no one has it
@@ -110,21 +106,79 @@ impl Store {
                 if wal && !sidecar(path, "-wal").exists() {
                     if let Ok(conn) = open_immutable(path) {
                         if read_header_snapshot(&conn).is_ok() {
-                            return Ok(Some(store(conn)));
+                            return Self::reading(path, conn).map(Some);
                         }
                     }
                 }
-                // An interrupted write to roll back first: that is a writer's
-                // job.
-                Self::open(path).map(Some).map_err(|e| {
-                    LabError::input(format!(
-                        "{}; it cannot be read as it is ({why})",
-                        e.msg.trim_end_matches("; nothing was changed")
-                    ))
-                })
+                // An interrupted write to roll back first, which SQLite does
+                // on the first read of a connection that may write: the file
+                // goes back to its last committed state, and its schema is
+                // left as it is.
+                let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                Connection::open_with_flags(path, flags)
+                    .and_then(|conn| conn.busy_timeout(BUSY_TIMEOUT).map(|()| conn))
+                    .map_err(|e| read_err(path, e))
+                    .and_then(|conn| Self::reading(path, conn))
+                    .map(Some)
+                    .map_err(|e| {
+                        LabError::input(format!(
+                            "{}; it cannot be read as it is ({why})",
+                            e.msg.trim_end_matches("; nothing was changed")
+                        ))
+                    })
             }
         }
     }
+
+    /// A store that reads the locklab database at `path` through `conn`
+    /// and never writes to it: a file of this build's schema is read
+    /// directly; an older one is copied into memory and brought up to date
+    /// there, so that reading it leaves the file byte for byte (a command
+    /// that stores, through [`Store::open`], migrates the file itself).
+    fn reading(path: &Path, conn: Connection) -> Result<Store> {
+        let header = read_header_snapshot(&conn).map_err(|e| read_err(path, e))?;
+        refuse_foreign(path, &header, SCHEMA_VERSION)?;
+        if header.user_version == SCHEMA_VERSION {
+            return Ok(Store {
+                conn,
+                path: path.to_path_buf(),
+            });
+        }
+        let mut store = Store {
+            conn: in_memory_copy(path, &conn)?,
+            path: path.to_path_buf(),
+        };
+        store.check_and_migrate(MIGRATIONS)?;
+        Ok(store)
+    }
+}
+
+/// A copy in memory of the database `conn` reads, taken in one read
+/// transaction (SQLite's online backup in one step), so that it is one
+/// committed state of the file even while another process writes to it.
+fn in_memory_copy(path: &Path, conn: &Connection) -> Result<Connection> {
+    use rusqlite::backup::{Backup, StepResult};
+    let fail = |e| read_err(path, e);
+    let mut copy = Connection::open_in_memory().map_err(fail)?;
+    let backup = Backup::new(conn, &mut copy).map_err(fail)?;
+    // The step waits for a writer as the source connection's busy timeout
+    // says; a step still refused is tried again until that time is up.
+    let waited = std::time::Instant::now();
+    loop {
+        match backup.step(-1).map_err(fail)? {
+            StepResult::Done => break,
+            StepResult::Busy | StepResult::Locked if waited.elapsed() > BUSY_TIMEOUT => {
+                return Err(LabError::input(format!(
+                    "{}: cannot read the database: it stayed locked{}",
+                    path.display(),
+                    " (another locklab holds it; try again when it ends)"
+                )));
+            }
+            _ => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+    drop(backup);
+    Ok(copy)
 }
 
 /// What decides whether a file is a locklab database.
@@ -151,7 +205,7 @@ enum Found {
     Nothing,
     /// A locklab database, open read-only; its header was read in one
     /// read transaction.
-    Ours { conn: Connection, version: u32 },
+    Ours { conn: Connection },
     /// A file with locklab's mark that a read-only connection cannot read
     /// as it is: an interrupted write to roll back, or a WAL database whose
     /// directory this user cannot write.
@@ -222,10 +276,7 @@ fn inspect(path: &Path, latest: u32) -> Result<Found> {
             if h.application_id == 0 && h.user_version == 0 && h.objects.is_empty() {
                 Ok(Found::Nothing)
             } else {
-                Ok(Found::Ours {
-                    conn,
-                    version: h.user_version,
-                })
+                Ok(Found::Ours { conn })
             }
         }
         Err(e)
@@ -590,5 +641,85 @@ mod tests {
         );
         expect_input_err(Store::open(Path::new("")), "the database path is empty");
         assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    }
+
+    /// A file of every older schema, with a run stored in it, is read as
+    /// it is by the opening that reads: its run, point and repetition read
+    /// back (with what a newer schema added empty), it has no baselines,
+    /// and the file is byte for byte what it was, at its own version, with
+    /// nothing created beside it. Opening it to write then migrates it.
+    #[test]
+    fn an_older_schema_is_read_without_changing_the_file() {
+        for version in 1..SCHEMA_VERSION {
+            let dir = tempfile::tempdir().unwrap();
+            let path = db(&dir);
+            {
+                let mut store = Store {
+                    conn: Connection::open(&path).unwrap(),
+                    path: path.clone(),
+                };
+                let steps: Vec<Migration> = MIGRATIONS[..version as usize]
+                    .iter()
+                    .map(|m| Migration {
+                        what: m.what,
+                        apply: m.apply,
+                    })
+                    .collect();
+                store.check_and_migrate(&steps).unwrap();
+                // Only the columns schema 1 has.
+                store
+                    .conn
+                    .execute_batch(
+                        "INSERT INTO runs (kind, command, params, started, finished, complete,
+                            machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                            machine_rustc, machine_git_rev, machine_hostname)
+                         VALUES ('bench demo', 'locklab bench demo', '{\"secs\": 1}', 't0',
+                            't1', 1, 'cpu', 2, NULL, 'k', 'r', 'g', 'h');
+                         INSERT INTO points (run_id, bench, lock, threads, params)
+                         VALUES (1, 'demo', 'tas', 1, '{}');
+                         INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops,
+                            throughput_ops_s, ns_per_op, thread_ops, jain, p50_ns, p99_ns,
+                            p999_ns, max_ns)
+                         VALUES (1, 0, 1.0, 1.0, 10, 10.0, 1e8, '[10]', 1.0, 1, 2, 3, 4);",
+                    )
+                    .unwrap();
+            }
+            let before = std::fs::read(&path).unwrap();
+            let entries = || {
+                let mut v: Vec<_> = std::fs::read_dir(dir.path())
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name())
+                    .collect();
+                v.sort();
+                v
+            };
+            let listing = entries();
+            for store in [
+                Store::open_read_only(&path).unwrap(),
+                Store::open_existing(&path).unwrap().unwrap(),
+            ] {
+                let runs = store.runs().unwrap();
+                assert_eq!(runs.len(), 1, "schema {version}");
+                assert_eq!(runs[0].points, 1);
+                assert_eq!(runs[0].meta.params, json!({"secs": 1}));
+                let (meta, points) = store.load(1).unwrap();
+                assert!(meta.complete, "schema {version}");
+                assert_eq!(meta.machine.c2c_round_trip_ns, None);
+                let r = &points[0].reps[0];
+                assert_eq!((r.total_ops, r.max_ns, r.censored), (10, 4, 0));
+                assert!(r.metrics.is_empty());
+                assert!(store.has_run(1).unwrap());
+                assert!(store.baselines().unwrap().is_empty());
+                assert_eq!(store.baseline("main").unwrap(), None);
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), before, "schema {version}");
+            assert_eq!(entries(), listing, "schema {version}: files beside it");
+            assert_eq!(header(&path).1, version);
+
+            let mut store = Store::open(&path).unwrap();
+            assert_eq!(header(&path).1, SCHEMA_VERSION, "from schema {version}");
+            assert_eq!(store.save_baseline("main", 1).unwrap(), None);
+            assert_eq!(store.load(1).unwrap().1[0].reps[0].total_ops, 10);
+        }
     }
 }
