@@ -39,7 +39,7 @@ mod schema;
 
 pub use baselines::Baseline;
 pub use runs::RunSummary;
-pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
+pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, REP_COLUMNS, SCHEMA_VERSION};
 
 /// An open results database.
 pub struct Store {

@@ -76,10 +76,12 @@ CREATE TABLE baselines (
 );
 ";
 
-/// The columns of `reps` as of schema 6 that every repetition has: any
-/// other column a file has is one study's metrics, as JSON, named by the
-/// study's key (schemas 3 to 5).
-const REP_COLUMNS: [&str; 17] = [
+/// The columns of `reps` as of schema 7 that every repetition has: the
+/// keys (`id`, `point_id`), then a repetition's own fields in the order
+/// `locklab show --reps` exports them. In a file of schema 6, any other
+/// column is one study's metrics, as JSON, named by the study's key
+/// (schemas 3 to 5).
+pub const REP_COLUMNS: [&str; 17] = [
     "id",
     "point_id",
     "rep",
@@ -88,7 +90,6 @@ const REP_COLUMNS: [&str; 17] = [
     "total_ops",
     "throughput_ops_s",
     "ns_per_op",
-    "thread_ops",
     "jain",
     "p50_ns",
     "p99_ns",
@@ -96,6 +97,7 @@ const REP_COLUMNS: [&str; 17] = [
     "max_ns",
     "censored",
     "censored_ns",
+    "thread_ops",
     "metrics",
 ];
 
