@@ -183,25 +183,22 @@ const POINT_COLUMNS: [&str; 13] = [
     "longest_wait_ns",
 ];
 
-/// The per-repetition columns after the parameters.
-const REP_COLUMNS: [&str; 16] = [
-    "rep",
-    "wall_s",
-    "cpu_s",
-    "total_ops",
-    "throughput_ops_s",
-    "ns_per_op",
-    "cpu_ns_per_op",
-    "jain",
-    "p50_ns",
-    "p99_ns",
-    "p999_ns",
-    "max_ns",
-    "censored",
-    "censored_ns",
-    "thread_ops",
-    "metrics",
-];
+/// The per-repetition columns after the parameters: the store's columns
+/// of a repetition ([`crate::store::REP_COLUMNS`] without its keys), with
+/// the CPU time per operation after `ns_per_op`.
+fn rep_columns() -> Vec<String> {
+    let mut columns: Vec<String> = crate::store::REP_COLUMNS
+        .iter()
+        .filter(|c| !matches!(**c, "id" | "point_id"))
+        .map(|c| c.to_string())
+        .collect();
+    let at = columns
+        .iter()
+        .position(|c| c == "ns_per_op")
+        .map_or(0, |i| i + 1);
+    columns.insert(at, "cpu_ns_per_op".to_string());
+    columns
+}
 
 /// A run's points as a table: bench, lock, threads, one `param.<key>`
 /// column per parameter, then per point the repetitions and the medians
@@ -244,7 +241,7 @@ pub fn reps_table(points: &[Point], numbers: Numbers) -> Table {
     let keys = param_keys(points);
     let mut header: Vec<String> = vec!["bench".into(), "lock".into(), "threads".into()];
     header.extend(param_header(&keys));
-    header.extend(REP_COLUMNS.iter().map(|c| c.to_string()));
+    header.extend(rep_columns());
     let mut rows = Vec::new();
     for p in points {
         for r in &p.reps {
@@ -435,5 +432,46 @@ mod tests {
             assert!(lines[1].contains("---:"), "{md}");
             assert!(lines.iter().all(|l| cols(l) == cols(lines[0])), "{md}");
         }
+    }
+
+    /// The repetition columns are the store's, in its order, with the CPU
+    /// time per operation after `ns_per_op`; each cell is its column's.
+    #[test]
+    fn rep_columns_are_the_stores_and_each_cell_is_its_field() {
+        let points = [point("tas", json!({}), &[5e6])];
+        let t = reps_table(&points, Numbers::Full);
+        assert_eq!(
+            t.header[3..],
+            [
+                "rep",
+                "wall_s",
+                "cpu_s",
+                "total_ops",
+                "throughput_ops_s",
+                "ns_per_op",
+                "cpu_ns_per_op",
+                "jain",
+                "p50_ns",
+                "p99_ns",
+                "p999_ns",
+                "max_ns",
+                "censored",
+                "censored_ns",
+                "thread_ops",
+                "metrics",
+            ]
+        );
+        let r = &points[0].reps[0];
+        let at = |col: &str| t.rows[0][t.header.iter().position(|c| c == col).unwrap()].clone();
+        assert_eq!(at("total_ops"), r.total_ops.to_string());
+        assert_eq!(at("wall_s"), full(r.wall_s));
+        assert_eq!(at("cpu_ns_per_op"), full(cpu_ns_per_op(r)));
+        assert_eq!(at("jain"), full(r.jain));
+        assert_eq!(at("max_ns"), r.max_ns.to_string());
+        assert_eq!(
+            at("thread_ops"),
+            Value::from(r.thread_ops.clone()).to_string()
+        );
+        assert_eq!(at("metrics"), "");
     }
 }
