@@ -184,10 +184,10 @@ const POINT_COLUMNS: [&str; 13] = [
 ];
 
 /// The per-repetition columns after the parameters: the store's columns
-/// of a repetition ([`crate::store::REP_COLUMNS`] without its keys), with
+/// of a repetition ([`crate::core::store::REP_COLUMNS`] without its keys), with
 /// the CPU time per operation after `ns_per_op`.
 fn rep_columns() -> Vec<String> {
-    let mut columns: Vec<String> = crate::store::REP_COLUMNS
+    let mut columns: Vec<String> = crate::core::store::REP_COLUMNS
         .iter()
         .filter(|c| !matches!(**c, "id" | "point_id"))
         .map(|c| c.to_string())
