@@ -1,7 +1,7 @@
 //! What each CLI command does: a study's command goes to its study; the
 //! commands over the store and the lock registry are here.
 
-use crate::cli::{Cli, Cmd};
+use crate::cli::{Cli, Cmd, Format};
 use crate::error::{LabError, Result};
 use crate::registry;
 use crate::run::resolve;
@@ -14,8 +14,8 @@ use serde_json::json;
 pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
     match &cli.cmd {
         Cmd::Study(study) => study.run(&cli, argv),
-        Cmd::Locks => {
-            locks(cli.json)?;
+        Cmd::Locks { format } => {
+            locks(cli.format(*format).map_err(LabError::input)?)?;
             Ok(0)
         }
         Cmd::Runs => {
@@ -64,13 +64,18 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
     }
 }
 
-fn locks(as_json: bool) -> Result<()> {
+fn locks(format: Format) -> Result<()> {
+    match format {
+        Format::Csv => return crate::out::print(&registry::table().csv()),
+        Format::Markdown => return crate::out::print(&registry::markdown()),
+        Format::Text | Format::Json => {}
+    }
     let mutexes: Vec<_> = registry::all().iter().map(|e| (e.info, e.peer)).collect();
     let rwlocks: Vec<_> = registry::rw_all()
         .iter()
         .map(|e| (e.info, e.peer))
         .collect();
-    if as_json {
+    if format == Format::Json {
         let row = |kind: &str, (i, peer): &(locklab::LockInfo, bool)| {
             json!({
                 "name": i.name, "kind": kind, "family": i.family.as_str(), "fair": i.fair,
