@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_bad_input, locklab, stderr, stdout, tmp};
+use common::{assert_bad_input, assert_rejected, locklab, stderr, stdout, tmp};
 use std::process::Command;
 
 const QUICK: &[&str] = &["--secs", "0.05", "--reps", "1"];
@@ -410,6 +410,37 @@ fn locks_lists_every_lock_with_peers_marked() {
             .any(|e| e.info.name == name);
         assert_eq!(l["kind"], if rw { "rwlock" } else { "mutex" }, "{l}");
     }
+}
+
+#[test]
+fn locks_prints_csv_and_markdown_and_refuses_a_bad_format() {
+    let (_d, db) = tmp();
+    let n = locklab_lab::registry::all().len() + locklab_lab::registry::rw_all().len();
+    let csv = stdout(&locklab(&db, &["locks", "--format", "csv"]));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "lock,kind,family,fair,blocking,peer,what,source");
+    assert_eq!(lines.len(), n + 1, "{csv}");
+    assert!(
+        lines.contains(
+            &"std,mutex,peer,no,yes,yes,\
+        \"spins briefly, then sleeps on a futex\",\
+        Rust standard library std::sync::Mutex (futex-based on Linux)"
+        ),
+        "{csv}"
+    );
+    let md = stdout(&locklab(&db, &["locks", "--format", "markdown"]));
+    assert_eq!(md.lines().count(), n + 2, "{md}");
+    assert!(
+        md.contains("| `pthread-rw` | rwlock | peer | no | yes | yes |"),
+        "{md}"
+    );
+    assert_rejected(&db, &["locks", "--format", "yaml"], "'yaml'");
+    assert_rejected(
+        &db,
+        &["locks", "--json", "--format", "csv"],
+        "--json with --format csv",
+    );
+    assert!(!db.exists(), "locks made a database");
 }
 
 #[test]

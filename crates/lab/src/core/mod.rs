@@ -3,7 +3,7 @@
 //! [`clock`], [`sweep`]), statistics ([`stats`]), the store ([`store`]) and
 //! its records ([`results`]), machine facts ([`machine`]), the lock
 //! registry ([`registry`], [`locks`], [`peers`], [`lablock`]), programs run
-//! under the interposer ([`program`]), text tables ([`report`]), charts
+//! under the interposer ([`program`]), text tables ([`report`], [`table`]), charts
 //! ([`plot`]), the verdict's primitives ([`verdict`]), output and progress
 //! ([`out`], [`progress`], [`interrupt`]), files ([`files`]), errors
 //! ([`error`]), argument parsers ([`args`]), a run's way into the store
@@ -32,4 +32,5 @@ pub mod stats;
 pub mod store;
 pub mod study;
 pub mod sweep;
+pub mod table;
 pub mod verdict;

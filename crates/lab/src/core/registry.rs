@@ -9,6 +9,7 @@
 //! one indirect call per measured point, never one per acquisition.
 
 use crate::core::error::{LabError, Result};
+use crate::core::table::Table;
 use crate::core::lablock::{LabLock, LabRwLock, Raw, RawRw};
 use crate::core::peers::{PthreadPeer, PthreadRwPeer, StdPeer, StdRwPeer};
 use locklab::{Described, Family, LockInfo};
@@ -298,6 +299,48 @@ pub fn pick<T: Copy>(
 /// The names of `locks`, in order (for a run's parameters).
 pub fn names_of(locks: &[&Entry]) -> Vec<&'static str> {
     locks.iter().map(|e| e.info.name).collect()
+}
+
+/// Every lock of the registry, mutexes then reader-writer locks, as one
+/// table: name, kind (`mutex` or `rwlock`), family, fair, blocking, peer,
+/// what it does and where it comes from. `locklab locks --format csv`
+/// prints it as it is; [`markdown`] is the same table for the docs.
+pub fn table() -> Table {
+    let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let row = |kind: &str, i: &LockInfo, peer: bool| {
+        vec![
+            i.name.to_string(),
+            kind.to_string(),
+            i.family.as_str().to_string(),
+            yes(i.fair),
+            yes(i.blocking),
+            yes(peer),
+            i.summary.to_string(),
+            i.source.to_string(),
+        ]
+    };
+    let header = [
+        "lock", "kind", "family", "fair", "blocking", "peer", "what", "source",
+    ];
+    Table {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows: all()
+            .iter()
+            .map(|e| row("mutex", &e.info, e.peer))
+            .chain(rw_all().iter().map(|e| row("rwlock", &e.info, e.peer)))
+            .collect(),
+    }
+}
+
+/// [`table`] as a Markdown table (the lock's name set as code), as
+/// `locklab locks --format markdown` prints it and the docs hold it
+/// between `<!-- locks:begin … -->` and `<!-- locks:end -->`.
+pub fn markdown() -> String {
+    let mut t = table();
+    for r in &mut t.rows {
+        r[0] = format!("`{}`", r[0]);
+    }
+    t.markdown(&[])
 }
 
 #[cfg(test)]

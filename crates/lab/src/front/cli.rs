@@ -33,7 +33,12 @@ pub enum Cmd {
     Study(crate::front::catalog::Command),
     /// List the locks and peers with their metadata.
     #[command(display_order = 3)]
-    Locks,
+    Locks {
+        /// Output format (`--json` is `--format json`; `markdown` is the
+        /// table the docs hold).
+        #[arg(long, value_parser = trimmed_enum::<Format>())]
+        format: Option<Format>,
+    },
     /// List stored runs.
     #[command(display_order = 4)]
     Runs,
@@ -106,7 +111,7 @@ pub enum Cmd {
     },
 }
 
-/// How `show` and `compare` print.
+/// How `show`, `compare` and `locks` print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Tables and the verdict, for a person.

@@ -7,7 +7,7 @@ use crate::core::run::resolve;
 use crate::core::store::Store;
 use crate::core::study::{Ctx, Outcome, RunCommand, Stored};
 use crate::core::{plot, report};
-use crate::front::cli::{Cli, Cmd};
+use crate::front::cli::{Cli, Cmd, Format};
 use crate::front::show;
 use crate::{noteln, outln};
 use serde_json::json;
@@ -27,8 +27,8 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
                 Outcome::Stored(stored) => print_stored(&ctx, stored),
             }
         }
-        Cmd::Locks => {
-            locks(cli.json)?;
+        Cmd::Locks { format } => {
+            locks(cli.format(*format).map_err(LabError::input)?)?;
             Ok(0)
         }
         Cmd::Runs => {
@@ -129,13 +129,18 @@ fn unclaimed_point(id: i64, points: &[crate::core::results::Point]) -> Result<()
     }
 }
 
-fn locks(as_json: bool) -> Result<()> {
+fn locks(format: Format) -> Result<()> {
+    match format {
+        Format::Csv => return crate::core::out::print(&registry::table().csv()),
+        Format::Markdown => return crate::core::out::print(&registry::markdown()),
+        Format::Text | Format::Json => {}
+    }
     let mutexes: Vec<_> = registry::all().iter().map(|e| (e.info, e.peer)).collect();
     let rwlocks: Vec<_> = registry::rw_all()
         .iter()
         .map(|e| (e.info, e.peer))
         .collect();
-    if as_json {
+    if format == Format::Json {
         let row = |kind: &str, (i, peer): &(locklab::LockInfo, bool)| {
             json!({
                 "name": i.name, "kind": kind, "family": i.family.as_str(), "fair": i.fair,
