@@ -1,14 +1,11 @@
 //! The studies: each folder one study, with its arguments, its plan, its
-//! runner, its report and its plot. The code they share (the store, the
-//! machine facts, the lock registry, the measurement core, the table and
-//! chart helpers, a run's way into the store) lives outside this folder
-//! and names no study.
-//!
-//! A study whose points are stored implements [`Study`], and is listed in
-//! [`all`]: that is how `show`, `show --json` and `plot` find what to do
-//! with a run's points. Its command is one line in [`command`]: a variant
-//! holding its arguments, which implement [`command::RunCommand`]. The
-//! crate's README ("Adding a study") walks through it.
+//! runner, its report and its plot, importing only the core
+//! ([`crate::core`]) and what the studies share ([`shared`], and
+//! [`kernel`] for the studies of the emulated kernel), never another
+//! study. Its command and the [`crate::core::study::Study`] that reads its
+//! points reach the front through one line of the catalog
+//! ([`crate::front::catalog`]). `ARCHITECTURE.md` ("Adding a study") walks
+//! through it.
 
 pub mod advise;
 pub mod costs;
