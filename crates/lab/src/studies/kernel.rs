@@ -239,6 +239,10 @@ pub struct KernelVariant<F> {
     pub elides: bool,
 }
 
+/// The variant without synchronization (`--variants none`): every study's
+/// yardstick, valid only where no two cores share a kernel object.
+pub const NONE: &str = "none";
+
 /// The big lock when a variant names none.
 pub const DEFAULT_LOCK: &str = "clh";
 

@@ -79,9 +79,3 @@ fn parse_records(s: &str) -> Result<u64, String> {
         )),
     }
 }
-
-impl crate::core::study::RunCommand for KvArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::command(ctx, self)
-    }
-}

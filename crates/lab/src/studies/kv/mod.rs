@@ -17,15 +17,10 @@ use crate::core::study::Study;
 use crate::core::study::{Ctx, Outcome};
 use crate::core::sweep::Group;
 use crate::noteln;
-use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes};
+use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes, NONE};
 use args::KvArgs;
+use report::BENCH;
 use serde_json::{json, Value};
-
-/// The name its points are stored under.
-pub const BENCH: &str = "kv";
-
-/// The variant without synchronization, valid at one core only.
-pub const NONE: &str = "none";
 
 /// Every variant at every core count.
 pub struct KvPlan {
@@ -136,6 +131,12 @@ pub fn command(ctx: &Ctx, a: &KvArgs) -> Result<Outcome> {
     });
     progress.finish();
     r
+}
+
+impl crate::core::study::RunCommand for KvArgs {
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        command(ctx, self)
+    }
 }
 
 /// The study's reports: throughput, utilisation and Xput against cores.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::report::{throughput, xput};
+use super::report::{throughput, xput, BENCH};
 use crate::core::error::{LabError, Result};
 use crate::core::plot::{chart_builder, draw_mesh, machine_line, write_svg, FONT, PALETTE, SIZE};
 use crate::core::report::{self, distinct};
@@ -18,7 +18,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let run = meta.id_text();
     let pts: Vec<&Point> = points
         .iter()
-        .filter(|p| p.bench == super::BENCH && !p.reps.is_empty())
+        .filter(|p| p.bench == BENCH && !p.reps.is_empty())
         .collect();
     if pts.is_empty() {
         return Err(LabError::input(format!(

@@ -4,12 +4,12 @@
 //! variant stops keeping up with the best (under [`KEEPS_UP`](crate::studies::kernel::KEEPS_UP) of its
 //! throughput; seed 002 §5.2.2: "the BKL keeps up until 5 cores").
 
-use super::report::xput;
+use super::report::{xput, BENCH};
 use crate::core::report::distinct;
 use crate::core::results::Point;
 use crate::core::stats::{paired_ratio, sig3};
 use crate::core::verdict::{Line, Section};
-use crate::studies::kernel::keeps_up;
+use crate::studies::kernel::{keeps_up, NONE};
 use serde_json::json;
 
 fn tput(p: &Point) -> Vec<f64> {
@@ -22,7 +22,7 @@ fn best_at<'a>(points: &[&'a Point], cores: u32) -> Option<&'a Point> {
     points
         .iter()
         .copied()
-        .filter(|p| p.threads == cores && !p.reps.is_empty() && p.lock != super::NONE)
+        .filter(|p| p.threads == cores && !p.reps.is_empty() && p.lock != NONE)
         .max_by(|a, b| {
             a.stat(|r| r.throughput_ops_s)
                 .0
@@ -83,7 +83,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
         }
     }
     vec![Section {
-        study: super::BENCH.into(),
+        study: BENCH.into(),
         title: "key-value requests over the cores".into(),
         lines,
     }]
