@@ -15,6 +15,7 @@ pub mod costs;
 pub mod hash;
 pub mod interposed;
 pub mod ipc;
+pub mod ipc_points;
 pub mod kernel;
 pub mod kv;
 pub mod lhp;

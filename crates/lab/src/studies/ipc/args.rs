@@ -76,9 +76,3 @@ pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
     }
     Ok(ModeList(v))
 }
-
-impl crate::core::study::RunCommand for IpcArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::command(ctx, self)
-    }
-}

@@ -15,12 +15,11 @@ use crate::core::run::stored_run;
 use crate::core::study::Study;
 use crate::core::study::{Ctx, Outcome};
 use crate::core::sweep::Group;
-use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes};
+use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes, NONE};
 use args::IpcArgs;
 use serde_json::{json, Value};
 
-/// The name its points are stored under.
-pub const BENCH: &str = "ipc";
+use crate::studies::ipc_points::BENCH;
 
 /// The kernel IPC benchmarks: every variant at every point of every mode.
 pub struct IpcPlan {
@@ -82,7 +81,7 @@ impl IpcPlan {
         let shared = pt.mode == runner::Mode::Shared;
         self.variants
             .iter()
-            .filter(move |v| !(shared && v.name == "none"))
+            .filter(move |v| !(shared && v.name == NONE))
     }
 
     /// Repetitions to run, for progress.
@@ -178,6 +177,12 @@ pub fn command(ctx: &Ctx, a: &IpcArgs) -> Result<Outcome> {
     });
     progress.finish();
     r
+}
+
+impl crate::core::study::RunCommand for IpcArgs {
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        command(ctx, self)
+    }
 }
 
 /// The server delays `bench ipc` sweeps unless `--delay-ns` says otherwise.

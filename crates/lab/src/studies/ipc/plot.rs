@@ -10,14 +10,13 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::report::{delay_ns, mode};
 use crate::core::error::{LabError, Result};
 use crate::core::plot::{
     chart_builder, draw_mesh, machine_line, marker_shape, write_svg, FONT, PALETTE, SIZE,
 };
 use crate::core::report::{self, distinct};
 use crate::core::results::{Point, RunMeta};
-use crate::studies::model::ipc_family;
+use crate::studies::ipc_points::{delay_ns, family, mode, BENCH};
 use locklab_model::queueing::{fit_family, FitOptions, Repairman};
 
 /// Most cores a model line is carried to.
@@ -42,7 +41,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let run = meta.id_text();
     let multi: Vec<&Point> = points
         .iter()
-        .filter(|p| p.bench == "ipc" && mode(p) == "multi" && !p.reps.is_empty())
+        .filter(|p| p.bench == BENCH && mode(p) == "multi" && !p.reps.is_empty())
         .collect();
     if multi.is_empty() {
         return Err(LabError::input(format!(
@@ -62,7 +61,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let mut fits: Vec<FamilyFit> = Vec::new();
     let mut lines: Vec<ModelLine> = Vec::new();
     for v in variants.iter().filter(|v| v.starts_with("bkl(")) {
-        let Ok(f) = fit_family(&ipc_family(points, v, &delays), &FitOptions::default()) else {
+        let Ok(f) = fit_family(&family(points, v, &delays), &FitOptions::default()) else {
             continue;
         };
         fits.push(FamilyFit {

@@ -4,12 +4,12 @@
 //! measured, and the core count from which each big-lock variant stops
 //! keeping up with `none` (under [`KEEPS_UP`](crate::studies::kernel::KEEPS_UP) of its throughput).
 
-use super::report::{delay_ns, mode, NONE};
 use crate::core::report::distinct;
 use crate::core::results::Point;
 use crate::core::stats::{paired_ratio, sig3};
 use crate::core::verdict::{Line, Section};
-use crate::studies::kernel::keeps_up;
+use crate::studies::ipc_points::{delay_ns, mode, BENCH};
+use crate::studies::kernel::{keeps_up, NONE};
 use serde_json::json;
 
 fn values(p: &Point, f: fn(&crate::core::results::Rep) -> f64) -> Vec<f64> {
@@ -59,7 +59,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
         }
         if !lines.is_empty() {
             out.push(Section {
-                study: super::BENCH.into(),
+                study: BENCH.into(),
                 title: "one core, one-way IPC".into(),
                 lines,
             });
@@ -108,7 +108,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
         }
         if !lines.is_empty() {
             out.push(Section {
-                study: super::BENCH.into(),
+                study: BENCH.into(),
                 title: format!("over the cores, server delay {d} ns"),
                 lines,
             });
