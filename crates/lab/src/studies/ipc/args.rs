@@ -1,7 +1,8 @@
 //! The command line of `bench ipc`.
 
 use super::runner::Mode;
-use crate::core::args::{parse_ns, parse_ns_list, parse_reps, parse_secs, CoreList, NsList};
+use crate::core::args::{parse_ns, parse_ns_list, CoreList, NsList};
+use crate::studies::kernel::RepArgs;
 use clap::Args;
 
 /// Parameters of `bench ipc`.
@@ -35,19 +36,9 @@ pub struct IpcArgs {
     /// (seed 002 moved it out; this shows what that saved).
     #[arg(long)]
     pub switch_inside: bool,
-    /// Measured seconds per repetition.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.3")]
-    pub secs: f64,
-    /// Repetitions per point.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
-    pub reps: u32,
-    /// Pin emulated core i to CPU i mod CPUs.
-    #[arg(long)]
-    pub pin: bool,
-    /// Run `elide` on a CPU without RTM: every kernel entry then takes the
-    /// fall-back lock, and the output says so.
-    #[arg(long)]
-    pub allow_fallback: bool,
+    /// Seconds, repetitions, pinning, elision's fall-back path.
+    #[command(flatten)]
+    pub rep: RepArgs,
 }
 
 /// A validated list of `bench ipc` measurements, in the order given.

@@ -14,9 +14,10 @@ use crate::core::error::{LabError, Result};
 use crate::core::plot::{
     chart_builder, draw_mesh, machine_line, marker_shape, write_svg, FONT, PALETTE, SIZE,
 };
-use crate::core::report::{self, distinct};
+use crate::core::report::distinct;
 use crate::core::results::{Point, RunMeta};
 use crate::studies::ipc_points::{delay_ns, family, mode, BENCH};
+use crate::studies::kernel::{self, rate_axis, RateAxis};
 use locklab_model::queueing::{fit_family, FitOptions, Repairman};
 
 /// Most cores a model line is carried to.
@@ -83,29 +84,24 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         }
     }
 
-    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
+    let shown = |y: f64| kernel::shown(y, log_y);
     let ys = multi
         .iter()
         .flat_map(|p| {
             let (a, b, c) = p.stat(|r| r.throughput_ops_s);
             [a, b, c]
         })
-        .chain(lines.iter().flat_map(|l| l.values.iter().map(|v| v.1)))
-        .filter(|&y| shown(y));
-    let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(lo, hi), y| {
-        (lo.min(y), hi.max(y))
-    });
-    if hi <= 0.0 {
+        .chain(lines.iter().flat_map(|l| l.values.iter().map(|v| v.1)));
+    let Some(RateAxis {
+        scale,
+        unit,
+        lo: y_lo,
+        hi: y_hi,
+    }) = rate_axis(ys, log_y, "IPC")
+    else {
         return Err(LabError::input(format!(
             "run {run} has no IPC throughput to plot"
         )));
-    }
-    let (scale, unit) = report::throughput_unit(hi);
-    let unit = unit.replace("ops", "IPC");
-    let (y_lo, y_hi) = if log_y {
-        (lo / scale / 1.6, hi / scale * 1.6)
-    } else {
-        (0.0, hi / scale * 1.08)
     };
 
     let titles = [

@@ -95,15 +95,9 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
                 json: json!({"variant": v, "cores": top, "delay_ns": d, "ratio_to_none": r.json()}),
             });
             if v.starts_with("bkl") {
-                let (falls, answer, evidence) =
-                    keeps_up(&cores, |c| Some(ratio_at(c)?.ratio), "none's");
-                lines.push(Line {
-                    group: "big lock vs none".into(),
-                    question: v.to_string(),
-                    answer,
-                    evidence,
-                    json: json!({"variant": v, "delay_ns": d, "falls_behind_at_cores": falls}),
-                });
+                let ratio = |c| Some(ratio_at(c)?.ratio);
+                let json = json!({ "delay_ns": d });
+                lines.push(keeps_up(v, NONE, "none's", &cores, ratio, json));
             }
         }
         if !lines.is_empty() {
@@ -120,20 +114,10 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::results::Rep;
 
     fn point(v: &str, m: &str, cores: u32, rates: &[f64]) -> Point {
-        Point {
-            bench: "ipc".into(),
-            lock: v.into(),
-            threads: cores,
-            params: json!({"mode": m, "delay_ns": 0}),
-            reps: rates
-                .iter()
-                .enumerate()
-                .map(|(i, r)| Rep::one_thread(i as u32, 1.0, 1.0, *r as u64))
-                .collect(),
-        }
+        let params = json!({"mode": m, "delay_ns": 0});
+        crate::studies::kernel::test_point("ipc", v, cores, params, rates)
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The command line of `bench kv`.
 
-use crate::core::args::{parse_reps, parse_secs, CoreList};
+use crate::core::args::CoreList;
+use crate::studies::kernel::RepArgs;
 use clap::Args;
 use locklab_kernel::kv::{KeyDist, Workload};
 
@@ -32,19 +33,9 @@ pub struct KvArgs {
     /// How clients choose keys: zipfian (θ = 0.99, YCSB's default) or uniform.
     #[arg(long, value_parser = parse_keys, default_value = "zipfian")]
     pub keys: KeysArg,
-    /// Measured seconds per repetition.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.3")]
-    pub secs: f64,
-    /// Repetitions per point.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
-    pub reps: u32,
-    /// Pin emulated core i to CPU i mod CPUs.
-    #[arg(long)]
-    pub pin: bool,
-    /// Run `elide` on a CPU without RTM: every kernel entry then takes the
-    /// fall-back lock, and the output says so.
-    #[arg(long)]
-    pub allow_fallback: bool,
+    /// Seconds, repetitions, pinning, elision's fall-back path.
+    #[command(flatten)]
+    pub rep: RepArgs,
 }
 
 /// Most records a server's table holds (about 1 GB of records per server).

@@ -72,14 +72,8 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
                 let (p, b) = (find(v, c)?, best_at(points, c)?);
                 Some(paired_ratio(&tput(b), &tput(p)).ratio)
             };
-            let (falls, answer, evidence) = keeps_up(&cores, ratio_at, "the best variant's");
-            lines.push(Line {
-                group: "big lock vs the best".into(),
-                question: v.to_string(),
-                answer,
-                evidence,
-                json: json!({"variant": v, "falls_behind_at_cores": falls}),
-            });
+            let whose = "the best variant's";
+            lines.push(keeps_up(v, "the best", whose, &cores, ratio_at, json!({})));
         }
     }
     vec![Section {
@@ -92,20 +86,10 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::results::Rep;
 
     fn point(v: &str, cores: u32, rates: &[f64]) -> Point {
-        Point {
-            bench: "kv".into(),
-            lock: v.into(),
-            threads: cores,
-            params: json!({"workload": "c"}),
-            reps: rates
-                .iter()
-                .enumerate()
-                .map(|(i, r)| Rep::one_thread(i as u32, 1.0, 1.0, *r as u64))
-                .collect(),
-        }
+        let params = json!({"workload": "c"});
+        crate::studies::kernel::test_point("kv", v, cores, params, rates)
     }
 
     #[test]
