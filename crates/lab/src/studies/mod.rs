@@ -1,8 +1,7 @@
 //! The studies: each folder one study, with its arguments, its plan, its
 //! runner, its report and its plot, importing only the core
-//! ([`crate::core`]) and what the studies share ([`shared`], and
-//! [`kernel`] for the studies of the emulated kernel), never another
-//! study. Its command and the [`crate::core::study::Study`] that reads its
+//! ([`crate::core`]) and what the studies share ([`shared`]), never
+//! another study. Its command and the [`crate::core::study::Study`] that reads its
 //! points reach the front through one line of the catalog
 //! ([`crate::front::catalog`]). `ARCHITECTURE.md` ("Adding a study") walks
 //! through it.
@@ -12,7 +11,6 @@ pub mod costs;
 pub mod hash;
 pub mod interposed;
 pub mod ipc;
-pub mod kernel;
 pub mod kv;
 pub mod lhp;
 pub mod model;

@@ -17,11 +17,8 @@
 //! fails the run.
 
 use crate::core::clock::ns_to_ticks;
-use crate::core::error::Result;
 use crate::core::results::{Rep, StudyMetrics};
-use crate::studies::kernel::{
-    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
-};
+use crate::studies::shared::kernel::{check_run, windowed, KernelRun, KernelVariant, Variant, Windowed};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
 use serde::Deserialize;
@@ -189,11 +186,6 @@ impl KernelRun for IpcRuns {
 
 /// A kernel variant of `bench ipc`.
 pub type IpcVariant = KernelVariant<IpcRun>;
-
-/// Parses `--variants` for `bench ipc` ([`parse_variants_for`]).
-pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
-    parse_variants_for::<IpcRuns>(list)
-}
 
 /// One repetition's emulated-kernel counters over the measured window (see
 /// [`super`]). `Rep::total_ops` counts one-way IPCs (system calls) and

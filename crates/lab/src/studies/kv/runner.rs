@@ -15,11 +15,8 @@
 //! system's (every request accounted for, tables intact, no lost wake-up
 //! or interrupt) are checked; a broken one fails the run.
 
-use crate::core::error::Result;
 use crate::core::results::{Rep, StudyMetrics};
-use crate::studies::kernel::{
-    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
-};
+use crate::studies::shared::kernel::{check_run, windowed, KernelRun, KernelVariant, Variant, Windowed};
 use locklab_kernel::kv::{KeyDist, KvParams, KvSystem, OpCounts, Workload};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel};
@@ -74,11 +71,6 @@ impl KernelRun for KvRuns {
 
 /// A kernel variant of `bench kv`.
 pub type KvVariant = KernelVariant<KvRun>;
-
-/// Parses `--variants` with `bench ipc`'s parser (the same names).
-pub fn parse_variants(list: &str) -> Result<Vec<KvVariant>> {
-    parse_variants_for::<KvRuns>(list)
-}
 
 /// One repetition of `pt` under variant `C`.
 pub fn run_rep<C: Variant>(cfg: &KvConfig, pt: &KvPoint) -> std::result::Result<Rep, String> {

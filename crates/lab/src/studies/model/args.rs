@@ -139,12 +139,6 @@ pub(crate) fn parse_cores(s: &str) -> Result<CoreList, String> {
     parse_core_list(s, MODEL_MAX_CORES)
 }
 
-impl crate::core::study::RunCommand for ModelArgs {
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::run(ctx, self).map(crate::core::study::Outcome::Exit)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ use crate::core::results::Point;
 use crate::core::store::Store;
 use crate::core::study::Ctx;
 use crate::outln;
+use crate::studies::shared::ipc_points::{self, delay_ns, mode};
 use args::{FitArgs, ModelArgs, ModelKind, ModelName, PredictArgs, MODEL_MAX_CORES};
 use locklab_model::queueing::{
     fit, fit_family, Fit, FitError, FitOptions, Repairman, Solution, Ticket, MAX_THROUGHPUT,
@@ -28,6 +29,12 @@ pub fn run(ctx: &Ctx, a: &ModelArgs) -> Result<i32> {
     match &a.kind {
         ModelKind::Predict(p) => predict(ctx.json, p),
         ModelKind::Fit(f) => fit_command(ctx, f),
+    }
+}
+
+impl crate::core::study::RunCommand for ModelArgs {
+    fn run(&self, ctx: &Ctx) -> Result<crate::core::study::Outcome> {
+        run(ctx, self).map(crate::core::study::Outcome::Exit)
     }
 }
 
@@ -194,23 +201,6 @@ fn fit_command(ctx: &Ctx, a: &FitArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// One `multi` curve of a stored `bench ipc` run: (cores, median one-way
-/// IPCs per ns) for `variant` at `delay_ns`.
-pub fn ipc_curve(points: &[Point], variant: &str, delay_ns: u64) -> Vec<(f64, f64)> {
-    let mut v: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|p| {
-            p.bench == "ipc"
-                && crate::studies::ipc::report::mode(p) == "multi"
-                && p.lock == variant
-                && crate::studies::ipc::report::delay_ns(p) == delay_ns
-        })
-        .map(|p| (f64::from(p.threads), p.stat(|r| r.throughput_ops_s).0 / 1e9))
-        .collect();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    v
-}
-
 /// `model fit --run`: the repairman model fitted to one multi ping-pong
 /// curve of a stored `bench ipc` run.
 fn fit_run(ctx: &Ctx, a: &FitArgs, run: RunRef) -> Result<i32> {
@@ -219,7 +209,7 @@ fn fit_run(ctx: &Ctx, a: &FitArgs, run: RunRef) -> Result<i32> {
     let (meta, points) = store.load(id)?;
     let multi: Vec<&Point> = points
         .iter()
-        .filter(|p| p.bench == "ipc" && crate::studies::ipc::report::mode(p) == "multi")
+        .filter(|p| p.bench == ipc_points::BENCH && mode(p) == "multi")
         .collect();
     if multi.is_empty() {
         return Err(LabError::input(format!(
@@ -252,7 +242,7 @@ fn fit_run(ctx: &Ctx, a: &FitArgs, run: RunRef) -> Result<i32> {
     let mut delays: Vec<u64> = multi
         .iter()
         .filter(|p| p.lock == variant)
-        .map(|p| crate::studies::ipc::report::delay_ns(p))
+        .map(|p| delay_ns(p))
         .collect();
     delays.sort_unstable();
     delays.dedup();
@@ -274,7 +264,7 @@ fn fit_run(ctx: &Ctx, a: &FitArgs, run: RunRef) -> Result<i32> {
         None if delays.len() == 1 => delays[0],
         None => return fit_run_family(ctx, a, id, &meta, &points, &variant, &delays),
     };
-    let curve = ipc_curve(&points, &variant, delay);
+    let curve = ipc_points::curve(&points, &variant, delay);
     let name = format!("run {id} {variant} at {delay} ns delay (IPCs per ns)");
     let f = fit_points(&curve, a.first, a.delay, &name, &|i| {
         format!("{name}, {} cores", curve[i].0)
@@ -589,16 +579,6 @@ fn pct(fraction: f64) -> String {
     format!("{:.1} %", 100.0 * fraction)
 }
 
-/// The curves of `variant` at every delay of a stored `bench ipc` run, as
-/// a family for [`fit_family`]: the curve at delay d has Z = z₀ + d/2 per
-/// one-way IPC (a round trip is two system calls and one server delay).
-pub fn ipc_family(points: &[Point], variant: &str, delays: &[u64]) -> Vec<(f64, Vec<(f64, f64)>)> {
-    delays
-        .iter()
-        .map(|&d| (d as f64 / 2.0, ipc_curve(points, variant, d)))
-        .collect()
-}
-
 /// `model fit --run` over every delay at once: one S and one z₀.
 fn fit_run_family(
     ctx: &Ctx,
@@ -609,7 +589,7 @@ fn fit_run_family(
     variant: &str,
     delays: &[u64],
 ) -> Result<i32> {
-    let fam = ipc_family(points, variant, delays);
+    let fam = ipc_points::family(points, variant, delays);
     let name = format!("run {id} {variant} at every delay (IPCs per ns)");
     let options = FitOptions {
         delay: a.delay,

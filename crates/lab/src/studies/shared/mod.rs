@@ -4,4 +4,6 @@
 
 pub mod contention;
 pub mod hashtable;
+pub mod ipc_points;
+pub mod kernel;
 pub mod lock_profile;

@@ -7,13 +7,19 @@
 //! kernel's counters, each core's idle time, CPU time and run-queue wait
 //! and the study's own counters are read at the same two instants, and the
 //! checks after it; the elision counters in words; and where a big lock
-//! stops keeping up, for the verdicts.
+//! stops keeping up, for the verdicts. Around these, what `bench ipc` and
+//! `bench kv` do alike: the options they share, the run of a point's
+//! group, the stored run, the throughput axis of their charts.
 
-use crate::core::args::CoreList;
+use crate::core::args::{parse_reps, parse_secs, CoreList};
 use crate::core::error::{LabError, Result};
 use crate::core::measure::{settle_for, Hooks, Span, Window};
-use crate::core::results::Rep;
-use crate::core::sweep::RepRun;
+use crate::core::progress::Progress;
+use crate::core::results::{Point, Rep};
+use crate::core::run::stored_run;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::{Group, RepRun};
+use crate::core::verdict::Line;
 use crate::noteln;
 use locklab::elide::Policy;
 use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
@@ -22,6 +28,25 @@ use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Kernel, System};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The options of `bench ipc` and `bench kv` after their own (flattened
+/// last into each, so that `--help` lists them last).
+#[derive(Debug, clap::Args)]
+pub struct RepArgs {
+    /// Measured seconds per repetition.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.3")]
+    pub secs: f64,
+    /// Repetitions per point.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
+    pub reps: u32,
+    /// Pin emulated core i to CPU i mod CPUs.
+    #[arg(long)]
+    pub pin: bool,
+    /// Run `elide` on a CPU without RTM: every kernel entry then takes the
+    /// fall-back lock, and the output says so.
+    #[arg(long)]
+    pub allow_fallback: bool,
+}
 
 /// Most emulated cores a study starts.
 pub const MAX_CORES: u32 = 64;
@@ -77,6 +102,19 @@ pub fn check_rtm<F>(
         variants.retain(|v| !v.elides);
         Ok(variants.len() < before)
     }
+}
+
+/// `--variants` (`list`, `all` if not given) parsed for study `K`
+/// ([`parse_variants_for`]) and checked against this CPU ([`check_rtm`],
+/// which `allow_fallback` is for): the variants, and whether elision
+/// variants were left out.
+pub fn chosen_variants<K: KernelRun>(
+    list: Option<&str>,
+    allow_fallback: bool,
+) -> Result<(Vec<KernelVariant<K::Run>>, bool)> {
+    let mut variants = parse_variants_for::<K>(list.unwrap_or("all"))?;
+    let left_out = check_rtm(&mut variants, list.is_some(), allow_fallback)?;
+    Ok((variants, left_out))
 }
 
 /// Refuses `--allow-fallback` when `--variants` (`explicit`) names no
@@ -141,6 +179,47 @@ where
             (v.name.clone(), Box::new(move || run(cfg, pt)) as RepRun<'a>)
         })
         .collect()
+}
+
+/// Runs one point's group ([`Group::run`]): the progress line names the
+/// study, the contender, `at` (where, e.g. "4 cores") and the repetition;
+/// a contender's error is a failed check.
+pub fn run_group(
+    group: Group<'_>,
+    at: &str,
+    progress: &Progress,
+    sink: &mut dyn FnMut(Point) -> Result<()>,
+) -> Result<bool> {
+    let bench = group.bench;
+    group.run(
+        progress,
+        |name, rep| format!("{bench}: {name} {at}, rep {rep}"),
+        |_, e| LabError::failed(format!("bench {bench}: {at}: {e}")),
+        sink,
+    )
+}
+
+/// Measures and stores a run of `bench {bench}` ([`stored_run`]) with a
+/// progress line of `units` repetitions: `params` are the run's, to which
+/// the variants' names and whether this CPU has RTM are added; `run`
+/// measures every point into the sink.
+pub fn measure_and_store<F>(
+    ctx: &Ctx,
+    bench: &str,
+    variants: &[KernelVariant<F>],
+    mut params: serde_json::Value,
+    units: u64,
+    run: impl FnOnce(&Progress, &mut dyn FnMut(Point) -> Result<()>) -> Result<bool>,
+) -> Result<Outcome> {
+    let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+    params["variants"] = serde_json::json!(names);
+    params["rtm"] = locklab_kernel::cc::rtm_available().into();
+    let progress = Progress::new(units, ctx.progress_quiet());
+    let r = stored_run(ctx, &format!("bench {bench}"), params, &progress, |sink| {
+        run(&progress, sink)
+    });
+    progress.finish();
+    r
 }
 
 /// A kernel concurrency control the lab can build by type.
@@ -238,6 +317,10 @@ pub struct KernelVariant<F> {
     /// Whether it elides its lock with hardware transactions.
     pub elides: bool,
 }
+
+/// The variant without synchronization (`--variants none`): every study's
+/// yardstick, valid only where no two cores share a kernel object.
+pub const NONE: &str = "none";
 
 /// The big lock when a variant names none.
 pub const DEFAULT_LOCK: &str = "clh";
@@ -522,16 +605,20 @@ impl Elision {
 /// while its throughput is at least this fraction of the yardstick's.
 pub const KEEPS_UP: f64 = 0.9;
 
-/// Where a big lock stops keeping up with its yardstick over `cores`
-/// (ascending): the first core count where `ratio_at` (its throughput over
-/// the yardstick's, where both were measured) is under [`KEEPS_UP`], and
-/// the verdict's answer and evidence; `whose` names the yardstick's
-/// throughput, e.g. "none's".
+/// The verdict's line "big lock vs `yardstick`" for big-lock `variant`:
+/// where it stops keeping up with its yardstick over `cores` (ascending),
+/// the first core count where `ratio_at` (its throughput over the
+/// yardstick's, where both were measured) is under [`KEEPS_UP`]; `whose`
+/// names the yardstick's throughput, e.g. "none's". `json` (an object)
+/// gets the variant and that core count.
 pub fn keeps_up(
+    variant: &str,
+    yardstick: &str,
+    whose: &str,
     cores: &[u32],
     ratio_at: impl Fn(u32) -> Option<f64>,
-    whose: &str,
-) -> (Option<u32>, String, String) {
+    mut json: serde_json::Value,
+) -> Line {
     let top = cores.last().copied().unwrap_or(0);
     let falls = cores
         .iter()
@@ -550,5 +637,81 @@ pub fn keeps_up(
         KEEPS_UP * 100.0,
         measured.join(", ")
     );
-    (falls, answer, evidence)
+    json["variant"] = variant.into();
+    json["falls_behind_at_cores"] = serde_json::json!(falls);
+    Line {
+        group: format!("big lock vs {yardstick}"),
+        question: variant.to_string(),
+        answer,
+        evidence,
+        json,
+    }
+}
+
+/// Whether a chart of throughput shows `y`: finite, and above zero on a
+/// log scale.
+pub fn shown(y: f64, log_y: bool) -> bool {
+    y.is_finite() && (!log_y || y > 0.0)
+}
+
+/// The throughput axis of a chart of `bench ipc` or `bench kv`.
+pub struct RateAxis {
+    /// What the values are divided by for the axis.
+    pub scale: f64,
+    /// The unit after that division, e.g. "M IPC/s".
+    pub unit: String,
+    /// The axis' ends, in the unit.
+    pub lo: f64,
+    /// See `lo`.
+    pub hi: f64,
+}
+
+/// The axis over the values `ys` (per second) of a chart, of which those
+/// [`shown`] count; `what` names the operations in the unit ("IPC",
+/// "req"). `None` if none is above zero.
+pub fn rate_axis(ys: impl Iterator<Item = f64>, log_y: bool, what: &str) -> Option<RateAxis> {
+    let (lo, hi) = ys
+        .filter(|&y| shown(y, log_y))
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), y| {
+            (lo.min(y), hi.max(y))
+        });
+    if hi <= 0.0 {
+        return None;
+    }
+    let (scale, unit) = crate::core::report::throughput_unit(hi);
+    let unit = unit.replace("ops", what);
+    let (lo, hi) = if log_y {
+        (lo / scale / 1.6, hi / scale * 1.6)
+    } else {
+        (0.0, hi / scale * 1.08)
+    };
+    Some(RateAxis {
+        scale,
+        unit,
+        lo,
+        hi,
+    })
+}
+
+/// A point of `bench` for the verdicts' tests: `lock` at `cores`, one
+/// repetition per rate (operations per second over one second).
+#[cfg(test)]
+pub(crate) fn test_point(
+    bench: &str,
+    lock: &str,
+    cores: u32,
+    params: serde_json::Value,
+    rates: &[f64],
+) -> Point {
+    Point {
+        bench: bench.into(),
+        lock: lock.into(),
+        threads: cores,
+        params,
+        reps: rates
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Rep::one_thread(i as u32, 1.0, 1.0, *r as u64))
+            .collect(),
+    }
 }
