@@ -1,8 +1,15 @@
-//! What a `sim lhp` repetition keeps beyond the fields every repetition
-//! has: the row of its table, and the simulator's own work.
+//! What a `sim lhp` run is stored as: its kind, its points' `bench`, and
+//! what a repetition keeps beyond the fields every repetition has (the row
+//! of its table, and the simulator's own work).
 
 use crate::core::results::{nan_if_null, StudyMetrics};
 use serde::{Deserialize, Serialize};
+
+/// The run kind of `sim lhp`.
+pub const KIND: &str = "sim lhp";
+
+/// The `bench` of a `sim lhp` point.
+pub const BENCH: &str = "sim-lhp";
 
 /// One repetition of one row of a `sim lhp` table: a case (its VMs) under a
 /// host policy, simulated with this repetition's seed (see
@@ -90,7 +97,7 @@ mod tests {
     fn meta() -> RunMeta {
         RunMeta {
             id: None,
-            kind: super::super::KIND.into(),
+            kind: KIND.into(),
             command: "locklab sim lhp".into(),
             params: json!({}),
             machine: Machine::default(),
@@ -135,7 +142,7 @@ mod tests {
     /// A point as `sim lhp` stores it: one repetition per seed.
     fn sim_point(policy: &str, ms: &[SimMetrics]) -> Point {
         Point {
-            bench: super::super::runner::BENCH.into(),
+            bench: BENCH.into(),
             lock: policy.into(),
             threads: 4,
             params: json!({"experiment": "performance", "pcpus": 8, "vcpus": 8}),

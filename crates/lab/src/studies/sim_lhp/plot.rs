@@ -9,8 +9,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use super::metrics::{SimMetrics, BENCH};
 use super::report::{experiment, row_stat, RowStat};
-use super::runner::{SimMetrics, BENCH};
 use crate::core::error::{LabError, Result};
 use crate::core::plot::{
     chart_builder, draw_legend, machine_line, tick, write_svg, Area, DrawResult, Series, FONT,

@@ -9,13 +9,13 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::runner::{SimMetrics, SimVm, BENCH};
+use super::metrics::{SimMetrics, SimVm, BENCH, KIND};
 use crate::core::report::{distinct, sig, WIDE_SPREAD, WIDTH};
 use crate::core::results::{median, Point, Rep, RunMeta};
 
 /// Whether a run is a `sim lhp` run (by its kind, or by its points).
 pub fn is_sim(meta: &RunMeta, points: &[Point]) -> bool {
-    meta.kind == super::KIND || (!points.is_empty() && points.iter().all(|p| p.bench == BENCH))
+    meta.kind == KIND || (!points.is_empty() && points.iter().all(|p| p.bench == BENCH))
 }
 
 /// The experiment a point belongs to (`performance`, or a file's name).
@@ -907,7 +907,7 @@ pub(crate) mod tests {
     pub(crate) fn meta() -> RunMeta {
         RunMeta {
             id: Some(3),
-            kind: super::super::KIND.into(),
+            kind: KIND.into(),
             command: "locklab sim lhp".into(),
             params: json!({"experiment": "performance", "threads": 4, "reps": 3}),
             machine: Machine::default(),

@@ -20,13 +20,10 @@ use locklab_model::lhp::experiment::{plan, tabulate, Job, Role};
 use locklab_model::lhp::{ConfigError, Scenario, Setup, SimResult, Table};
 use serde_json::Value;
 
-pub use super::metrics::{SimMetrics, SimVm};
+pub use super::metrics::{SimMetrics, SimVm, BENCH};
 use crate::core::error::{LabError, Result};
 use crate::core::progress::Progress;
 use crate::core::results::{Point, Rep};
-
-/// The `bench` of a `sim lhp` point.
-pub const BENCH: &str = "sim-lhp";
 
 /// One repetition with every simulation finished, tabulated.
 #[derive(Debug, Clone, PartialEq)]
