@@ -32,4 +32,5 @@ pub mod stats;
 pub mod store;
 pub mod study;
 pub mod sweep;
+pub mod table;
 pub mod verdict;
