@@ -347,7 +347,7 @@ mod tests {
     use clap::Parser;
 
     fn args(extra: &[&str]) -> SimLhpArgs {
-        let mut argv = vec!["locklab", "sim", "lhp"];
+        let mut argv = vec!["locklab"];
         argv.extend_from_slice(extra);
         #[derive(clap::Parser)]
         struct Line {
