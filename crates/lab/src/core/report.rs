@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use crate::core::results::{Point, Rep, RunMeta};
 use crate::core::store::RunSummary;
+use crate::core::table::{layout, Column};
 
 /// Width the text tables are laid out for.
 pub(crate) const WIDTH: usize = 100;
@@ -272,32 +273,60 @@ pub(crate) fn grid(
     threads: &[u32],
     cell: impl Fn(&str, u32) -> Option<String>,
 ) {
-    let per = ((WIDTH - 2 - lw) / cw).max(1);
     let mut missing = false;
-    for (i, cols) in threads.chunks(per).enumerate() {
+    grid_of(
+        out,
+        ("lock", lw),
+        cw,
+        locks,
+        threads,
+        |t| format!("{t} thr{}", " ".repeat(mark)),
+        |lock, t| {
+            cell(lock, t).unwrap_or_else(|| {
+                missing = true;
+                "–".to_string()
+            })
+        },
+    );
+    if missing {
+        let _ = writeln!(out, "  –: not measured, or nothing to show");
+    }
+}
+
+/// A table of `rows` by `cols`: a first column headed `corner`, `lw`
+/// characters wide, then one column `cw` wide per value of `cols` headed
+/// `head(col)`, split into several tables (a blank line between) when the
+/// columns would not fit the width.
+pub(crate) fn grid_of(
+    out: &mut String,
+    (corner, lw): (&str, usize),
+    cw: usize,
+    rows: &[&str],
+    cols: &[u32],
+    head: impl Fn(u32) -> String,
+    mut cell: impl FnMut(&str, u32) -> String,
+) {
+    let per = ((WIDTH - 2 - lw) / cw).max(1);
+    for (i, part) in cols.chunks(per).enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let mut line = format!("  {:<lw$}", "lock");
-        for t in cols {
-            let head = format!("{t} thr{}", " ".repeat(mark));
-            let _ = write!(line, "{head:>cw$}");
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-        for lock in locks {
-            let mut line = format!("  {lock:<lw$}");
-            for &t in cols {
-                let c = cell(lock, t).unwrap_or_else(|| {
-                    missing = true;
-                    "–".to_string()
-                });
-                let _ = write!(line, "{c:>cw$}");
+        let mut table: Vec<Vec<String>> = Vec::with_capacity(rows.len() + 1);
+        table.push(
+            std::iter::once(corner.to_string())
+                .chain(part.iter().map(|&c| head(c)))
+                .collect(),
+        );
+        for &row in rows {
+            let mut line = vec![row.to_string()];
+            for &c in part {
+                line.push(cell(row, c));
             }
-            let _ = writeln!(out, "{}", line.trim_end());
+            table.push(line);
         }
-    }
-    if missing {
-        let _ = writeln!(out, "  –: not measured, or nothing to show");
+        let mut columns = vec![Column::fixed(false, lw)];
+        columns.extend(std::iter::repeat_n(Column::fixed(true, cw), part.len()));
+        layout(out, &table, &columns, 0);
     }
 }
 
@@ -345,6 +374,12 @@ pub(crate) fn throughput_unit(top: f64) -> (f64, &'static str) {
     } else {
         (1.0, "ops/s")
     }
+}
+
+/// A number for JSON: `null` where it is not finite (JSON has no NaN or
+/// infinity).
+pub fn num(x: f64) -> Value {
+    Value::from(x)
 }
 
 /// Three significant digits, without exponent ("1.23", "12.3", "123",

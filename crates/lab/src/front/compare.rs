@@ -19,10 +19,11 @@ use serde_json::{json, Value};
 
 use crate::core::args::RunRef;
 use crate::core::error::{LabError, Result};
-use crate::core::report;
+use crate::core::report::{self, num};
 use crate::core::results::{Point, RunMeta};
 use crate::core::stats::{geomean, sig3, unpaired_ratio, Ratio};
 use crate::core::store::Store;
+use crate::core::table::{self, Column};
 use crate::front::cli::{BaselineCmd, Cli, Format};
 use crate::front::export::{self, Numbers, Table};
 use crate::outln;
@@ -327,32 +328,8 @@ fn params_text(p: &Point, keys: &[String]) -> String {
 /// Lays out rows of cells in columns as wide as their widest cell
 /// (counted in characters); `right` columns are right-aligned.
 fn columns(out: &mut String, rows: &[Vec<String>], right: &[bool]) {
-    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..n)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in rows {
-        let mut line = String::from(" ");
-        for (i, c) in r.iter().enumerate() {
-            let pad = " ".repeat(widths[i] - c.chars().count());
-            line.push(' ');
-            if right.get(i).copied().unwrap_or(false) {
-                line.push_str(&pad);
-                line.push_str(c);
-            } else {
-                line.push_str(c);
-                line.push_str(&pad);
-            }
-            line.push(' ');
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
+    let align: Vec<Column> = right.iter().map(|&r| Column::fit(r)).collect();
+    table::layout(out, rows, &align, 2);
 }
 
 /// A fraction as a percentage without trailing zeros.
@@ -475,14 +452,6 @@ pub fn text(a: (&Named, &RunMeta), b: (&Named, &RunMeta), c: &Comparison) -> Str
         );
     }
     out
-}
-
-fn num(x: f64) -> Value {
-    if x.is_finite() {
-        Value::from(x)
-    } else {
-        Value::Null
-    }
 }
 
 /// The comparison as one JSON object: `a` and `b` (the runs' metadata,

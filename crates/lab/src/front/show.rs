@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use crate::core::report::{by_params, cpu_ns_per_op, header, other_table, run_meta_json};
+use crate::core::report::{by_params, cpu_ns_per_op, header, num, other_table, run_meta_json};
 use crate::core::results::{Point, RunMeta};
 use crate::core::study::Study;
 use crate::front::catalog;
@@ -97,11 +97,6 @@ pub fn verdicts(meta: &RunMeta, points: &[Point]) -> Vec<crate::core::verdict::S
             s.verdict(meta, &of, points)
         })
         .collect()
-}
-
-/// A finite number, else `null` (JSON has no NaN or infinity).
-fn num(x: f64) -> Value {
-    Value::from(x)
 }
 
 /// A human summary of a run: header, then per study its tables (a study

@@ -212,14 +212,6 @@ pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     })
 }
 
-impl crate::core::study::RunCommand for SimLhpArgs {
-    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&super::SimLhp);
-
-    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
-        super::run(ctx, self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

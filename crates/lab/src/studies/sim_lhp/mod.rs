@@ -24,9 +24,7 @@ use crate::core::run::stored_run;
 use crate::core::study::Study;
 use crate::core::study::{Ctx, Outcome};
 use args::{PleChoice, SimLhpArgs};
-
-/// The run kind of `sim lhp`.
-pub const KIND: &str = "sim lhp";
+pub use metrics::{BENCH, KIND};
 
 /// Simulated seconds measured per simulation unless `--secs` says otherwise.
 pub const DEFAULT_SECS: f64 = 1.0;
@@ -74,6 +72,12 @@ pub fn run(ctx: &Ctx, a: &SimLhpArgs) -> Result<Outcome> {
     });
     progress.finish();
     r
+}
+
+impl crate::core::study::RunCommand for SimLhpArgs {
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        run(ctx, self)
+    }
 }
 
 /// The plan of a command line: an experiment from the flags, or a scenario
@@ -317,7 +321,7 @@ pub struct SimLhp;
 
 impl Study for SimLhp {
     fn name(&self) -> &'static str {
-        runner::BENCH
+        BENCH
     }
 
     fn text(&self, out: &mut String, meta: &RunMeta, points: &[&Point], _all: &[Point]) {
@@ -343,7 +347,7 @@ mod tests {
     use clap::Parser;
 
     fn args(extra: &[&str]) -> SimLhpArgs {
-        let mut argv = vec!["locklab", "sim", "lhp"];
+        let mut argv = vec!["locklab"];
         argv.extend_from_slice(extra);
         #[derive(clap::Parser)]
         struct Line {
