@@ -415,7 +415,7 @@ fn locks_lists_every_lock_with_peers_marked() {
 #[test]
 fn locks_prints_csv_and_markdown_and_refuses_a_bad_format() {
     let (_d, db) = tmp();
-    let n = locklab_lab::registry::all().len() + locklab_lab::registry::rw_all().len();
+    let n = locklab_lab::core::registry::all().len() + locklab_lab::core::registry::rw_all().len();
     let csv = stdout(&locklab(&db, &["locks", "--format", "csv"]));
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "lock,kind,family,fair,blocking,peer,what,source");

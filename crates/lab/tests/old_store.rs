@@ -130,7 +130,10 @@ fn reading_an_older_database_leaves_it_as_it_was_and_storing_migrates_it() {
 
     let o = locklab(&db, &["baseline", "save", "old", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(schema_of(&db), locklab_lab::core::store::SCHEMA_VERSION as i64);
+    assert_eq!(
+        schema_of(&db),
+        locklab_lab::core::store::SCHEMA_VERSION as i64
+    );
     let o = locklab(&db, &["show", "1"]);
     assert_eq!(
         stdout(&o),

@@ -9,9 +9,9 @@
 //! one indirect call per measured point, never one per acquisition.
 
 use crate::core::error::{LabError, Result};
-use crate::core::table::Table;
 use crate::core::lablock::{LabLock, LabRwLock, Raw, RawRw};
 use crate::core::peers::{PthreadPeer, PthreadRwPeer, StdPeer, StdRwPeer};
+use crate::core::table::Table;
 use locklab::{Described, Family, LockInfo};
 use std::sync::OnceLock;
 

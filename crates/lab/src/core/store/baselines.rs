@@ -2,8 +2,8 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::open::{no_run, write_err};
-use super::Store;
+use super::errors::{no_run, write_err};
+use super::handle::Store;
 use crate::core::error::Result;
 use crate::core::machine;
 

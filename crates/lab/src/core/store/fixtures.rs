@@ -6,8 +6,8 @@ pub(super) use std::path::{Path, PathBuf};
 pub(super) use rusqlite::Connection;
 pub(super) use serde_json::json;
 
-pub(super) use super::open::read_header;
-pub(super) use super::{Migration, Store, MIGRATIONS, SCHEMA_VERSION};
+pub(super) use super::schema::read_header;
+pub(super) use super::schema::{Migration, MIGRATIONS, SCHEMA_VERSION};
 pub(super) use crate::core::error::{LabError, Result, EXIT_INPUT};
 pub(super) use crate::core::results::{Machine, Point, Rep, RunMeta};
 

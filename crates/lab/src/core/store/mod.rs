@@ -24,48 +24,16 @@
 //! unchanged, creation under a temporary name, errors), `runs.rs` (runs,
 //! points and repetitions) and `baselines.rs`.
 
-use std::path::{Path, PathBuf};
-
-use rusqlite::Connection;
-
-use crate::core::error::LabError;
-
 mod baselines;
+mod errors;
 #[cfg(test)]
 mod fixtures;
+mod handle;
 mod open;
 mod runs;
 mod schema;
 
 pub use baselines::Baseline;
+pub use handle::Store;
 pub use runs::RunSummary;
 pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, REP_COLUMNS, SCHEMA_VERSION};
-
-/// An open results database.
-pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Store {
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn err(&self, what: &str, e: rusqlite::Error) -> LabError {
-        open::write_err(&self.path, what, e)
-    }
-
-    fn no_run(&self, run: i64) -> LabError {
-        open::no_run(&self.path, run)
-    }
-}

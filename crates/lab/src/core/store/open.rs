@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::schema::{APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
-use super::Store;
+use super::errors::{hint, read_err, sql_text};
+use super::handle::Store;
+use super::schema::{
+    read_header_snapshot, refuse_foreign, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION,
+};
 use crate::core::error::{LabError, Result};
 
 /// How long a writer waits for another process holding the database.
@@ -179,24 +182,6 @@ fn in_memory_copy(path: &Path, conn: &Connection) -> Result<Connection> {
     }
     drop(backup);
     Ok(copy)
-}
-
-/// What decides whether a file is a locklab database.
-pub(super) struct Header {
-    pub(super) application_id: i32,
-    pub(super) user_version: u32,
-    /// Tables, indexes, views and triggers in the file.
-    pub(super) objects: Vec<String>,
-}
-
-/// [`read_header`] inside one read transaction, so that its reads see one
-/// state of the file (without it, a file another process was creating
-/// between two of them looked like another program's).
-pub(super) fn read_header_snapshot(conn: &Connection) -> rusqlite::Result<Header> {
-    let tx = conn.unchecked_transaction()?;
-    let header = read_header(&tx)?;
-    tx.commit()?;
-    Ok(header)
 }
 
 /// What a read-only look at a database path found.
@@ -412,117 +397,6 @@ fn check_location(path: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// An error reading a file that may not be a database at all.
-pub(super) fn read_err(path: &Path, e: rusqlite::Error) -> LabError {
-    let shown = path.display();
-    let text = sql_text(&e);
-    match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase) => LabError::input(format!(
-            "{shown}: not a locklab database (not SQLite): {text}; nothing was changed"
-        )),
-        Some(ErrorCode::DatabaseCorrupt) => LabError::input(format!(
-            "{shown}: the database is corrupt: {text}; nothing was changed"
-        )),
-        _ => LabError::input(format!(
-            "{shown}: cannot read the database: {text}{}",
-            hint(&e)
-        )),
-    }
-}
-
-/// An SQLite error on one line and without the statement: an error in a
-/// statement (a column an old or damaged file lacks) would otherwise quote
-/// the whole SQL, schema and line breaks included.
-pub(super) fn sql_text(e: &rusqlite::Error) -> String {
-    let text = match e {
-        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
-        e => e.to_string(),
-    };
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-pub(super) fn read_header(conn: &Connection) -> rusqlite::Result<Header> {
-    let application_id = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
-    let user_version = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?;
-    let mut stmt = conn.prepare("SELECT name FROM sqlite_master ORDER BY name")?;
-    let objects = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(Header {
-        application_id,
-        // user_version is a signed 32-bit header field; a negative one is
-        // no locklab version, so it reads as "newer than any".
-        user_version: u32::try_from(user_version).unwrap_or(u32::MAX),
-        objects,
-    })
-}
-
-/// Refuses a file that is another program's database or a newer locklab's.
-pub(super) fn refuse_foreign(path: &Path, h: &Header, latest: u32) -> Result<()> {
-    let shown = path.display();
-    let empty = h.application_id == 0 && h.user_version == 0 && h.objects.is_empty();
-    if h.application_id != APPLICATION_ID && !empty {
-        let mut names = h
-            .objects
-            .iter()
-            .take(5)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if h.objects.len() > 5 {
-            names.push_str(", …");
-        }
-        let what = if names.is_empty() {
-            String::new()
-        } else {
-            format!(" (has {names})")
-        };
-        return Err(LabError::input(format!(
-            "{shown}: not a locklab database: an SQLite file of another program{what}; \
-             nothing was changed"
-        )));
-    }
-    if h.user_version > latest {
-        return Err(LabError::input(format!(
-            "{shown}: was written by a newer locklab (schema {}, this build reads up to {latest}); \
-             nothing was changed",
-            h.user_version
-        )));
-    }
-    Ok(())
-}
-
-pub(super) fn no_run(path: &Path, run: i64) -> LabError {
-    LabError::input(format!(
-        "no run {run} in {}; `locklab runs` lists them",
-        path.display()
-    ))
-}
-
-pub(super) fn write_err(path: &Path, what: &str, e: rusqlite::Error) -> LabError {
-    LabError::input(format!(
-        "{}: {what}: {}{}",
-        path.display(),
-        sql_text(&e),
-        hint(&e)
-    ))
-}
-
-/// What the user can do about an SQLite error, if there is something.
-fn hint(e: &rusqlite::Error) -> &'static str {
-    match e.sqlite_error_code() {
-        // WAL (an older build's) needs its -wal and -shm files beside the
-        // database even to read.
-        Some(ErrorCode::ReadOnly) => " (the file or its directory is read-only)",
-        Some(ErrorCode::CannotOpen) => " (is the directory writable?)",
-        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => {
-            " (another locklab holds it; try again when it ends)"
-        }
-        Some(ErrorCode::DiskFull) => " (the disk is full)",
-        _ => "",
-    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use rusqlite::types::Type;
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::open::{no_run, sql_text, write_err};
-use super::Store;
+use super::errors::{no_run, sql_text, write_err};
+use super::handle::Store;
 use crate::core::error::{LabError, Result};
 use crate::core::machine;
 use crate::core::results::{Machine, Point, Rep, RunMeta};

@@ -1,11 +1,14 @@
 //! The schema: its text, the steps that take an older file to this build's
-//! version, and the version numbers.
+//! version, the version numbers, and the header that says whose (and which
+//! version's) a file is.
 
-use rusqlite::Transaction;
+use std::path::Path;
 
-use super::open::{read_err, read_header, read_header_snapshot, refuse_foreign, write_err};
-use super::Store;
-use crate::core::error::Result;
+use rusqlite::{Connection, Transaction};
+
+use super::errors::{read_err, write_err};
+use super::handle::Store;
+use crate::core::error::{LabError, Result};
 
 /// SQLite `application_id` of a locklab database: "LKLB".
 pub const APPLICATION_ID: i32 = 0x4c4b_4c42;
@@ -212,6 +215,75 @@ impl Store {
             .and_then(|()| tx.commit())
             .map_err(|e| write_err(&self.path, "cannot write the schema", e))
     }
+}
+
+/// What decides whether a file is a locklab database.
+pub(super) struct Header {
+    pub(super) application_id: i32,
+    pub(super) user_version: u32,
+    /// Tables, indexes, views and triggers in the file.
+    pub(super) objects: Vec<String>,
+}
+
+/// [`read_header`] inside one read transaction, so that its reads see one
+/// state of the file (without it, a file another process was creating
+/// between two of them looked like another program's).
+pub(super) fn read_header_snapshot(conn: &Connection) -> rusqlite::Result<Header> {
+    let tx = conn.unchecked_transaction()?;
+    let header = read_header(&tx)?;
+    tx.commit()?;
+    Ok(header)
+}
+
+pub(super) fn read_header(conn: &Connection) -> rusqlite::Result<Header> {
+    let application_id = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let user_version = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?;
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master ORDER BY name")?;
+    let objects = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Header {
+        application_id,
+        // user_version is a signed 32-bit header field; a negative one is
+        // no locklab version, so it reads as "newer than any".
+        user_version: u32::try_from(user_version).unwrap_or(u32::MAX),
+        objects,
+    })
+}
+
+/// Refuses a file that is another program's database or a newer locklab's.
+pub(super) fn refuse_foreign(path: &Path, h: &Header, latest: u32) -> Result<()> {
+    let shown = path.display();
+    let empty = h.application_id == 0 && h.user_version == 0 && h.objects.is_empty();
+    if h.application_id != APPLICATION_ID && !empty {
+        let mut names = h
+            .objects
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if h.objects.len() > 5 {
+            names.push_str(", …");
+        }
+        let what = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" (has {names})")
+        };
+        return Err(LabError::input(format!(
+            "{shown}: not a locklab database: an SQLite file of another program{what}; \
+             nothing was changed"
+        )));
+    }
+    if h.user_version > latest {
+        return Err(LabError::input(format!(
+            "{shown}: was written by a newer locklab (schema {}, this build reads up to {latest}); \
+             nothing was changed",
+            h.user_version
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

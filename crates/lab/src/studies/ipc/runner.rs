@@ -18,7 +18,9 @@
 
 use crate::core::clock::ns_to_ticks;
 use crate::core::results::{Rep, StudyMetrics};
-use crate::studies::shared::kernel::{check_run, windowed, KernelRun, KernelVariant, Variant, Windowed};
+use crate::studies::shared::kernel::{
+    check_run, windowed, KernelRun, KernelVariant, Variant, Windowed,
+};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
 use serde::Deserialize;

@@ -16,7 +16,9 @@
 //! or interrupt) are checked; a broken one fails the run.
 
 use crate::core::results::{Rep, StudyMetrics};
-use crate::studies::shared::kernel::{check_run, windowed, KernelRun, KernelVariant, Variant, Windowed};
+use crate::studies::shared::kernel::{
+    check_run, windowed, KernelRun, KernelVariant, Variant, Windowed,
+};
 use locklab_kernel::kv::{KeyDist, KvParams, KvSystem, OpCounts, Workload};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel};
