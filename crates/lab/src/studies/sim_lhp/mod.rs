@@ -75,6 +75,8 @@ pub fn run(ctx: &Ctx, a: &SimLhpArgs) -> Result<Outcome> {
 }
 
 impl crate::core::study::RunCommand for SimLhpArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&SimLhp);
+
     fn run(&self, ctx: &Ctx) -> Result<Outcome> {
         run(ctx, self)
     }
