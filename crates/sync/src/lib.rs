@@ -24,7 +24,14 @@ pub mod info;
 pub mod rcu;
 pub mod rw;
 pub mod spin;
-pub mod util;
+pub mod sys;
+mod util;
+
+use util::loom_const_fn;
+#[cfg(not(loom))]
+use util::{guardless_raw_mutex, guardless_raw_rwlock};
+
+pub use lock_api;
 
 pub use block::condvar::{Condvar, TwoMutexes, WaitTimeoutResult};
 #[cfg(not(loom))]
@@ -49,4 +56,12 @@ pub use rw::{BrReadToken, RawBrLock, SeqCount, SeqData, SeqLock};
 pub use rw::{RawRwFair, RawRwReader, RawRwWriter};
 #[cfg(not(loom))]
 pub use rw::{RwFairLock, RwReaderLock, RwWriterLock};
-pub use spin::*;
+#[cfg(not(loom))]
+pub use spin::{
+    BackoffMutex, ClhMutex, K42Mutex, McsMutex, QspinMutex, TasMutex, TicketBackoffMutex,
+    TicketMutex, TtasMutex,
+};
+pub use spin::{ClhToken, McsToken, Ticket};
+pub use spin::{
+    RawBackoff, RawClh, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas,
+};
