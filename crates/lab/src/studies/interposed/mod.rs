@@ -47,7 +47,7 @@ pub struct RunMetrics {
     /// System CPU seconds.
     pub sys_s: f64,
     /// Peak resident memory of the program, KiB (see
-    /// [`Outcome::max_rss_kib`]).
+    /// `Outcome::max_rss_kib`).
     pub max_rss_kib: u64,
     /// How it ended.
     pub exit: Exit,
@@ -156,7 +156,7 @@ fn took_effect<'a>(
 /// `locklab run`: checks everything it can before anything is stored (the
 /// program, the names, the interposer, the regular expression, one
 /// unmeasured run under the baseline, which must succeed, and one under
-/// the interposer, in which a lock must take effect: [`took_effect`]),
+/// the interposer, in which a lock must take effect: `took_effect`),
 /// then runs and stores; returns the exit code (130 if the user stopped
 /// it: the program's group is ended first).
 pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
