@@ -1,39 +1,25 @@
 //! The locklab lab: measures lock algorithms on this machine, stores and
 //! plots the results. The `locklab` binary is a thin CLI over this crate.
 //!
-//! Each study lives in its folder under [`studies`]; the other modules are
-//! what the studies share, and name none of them.
+//! The lab is three layers, each importing only the layers below it
+//! (`tests/layout.rs` checks the module graph):
+//!
+//! - [`core`]: the measurement core, the store, statistics, machine facts,
+//!   tables and charts, argument parsers, and the [`core::study::Study`]
+//!   trait with the context a study runs in. It names no study.
+//! - [`studies`]: one folder per study, importing only the core (and the
+//!   shared modules of the studies' folder, which import no study).
+//! - [`front`]: the command line, the one catalog of studies, and the
+//!   commands over stored runs (show, runs, compare, baseline, report,
+//!   plot, export).
 
-pub mod cli;
-pub mod clock;
-pub mod commands;
-pub mod compare;
-pub mod error;
-pub mod export;
-pub mod files;
-pub mod heap;
-pub mod html;
-pub mod interrupt;
-pub mod lablock;
-pub mod machine;
-pub mod measure;
-pub mod out;
-pub mod peers;
-pub mod plot;
-pub mod program;
-pub mod progress;
-pub mod registry;
-pub mod report;
-pub mod results;
-pub mod run;
-pub mod stats;
-pub mod store;
+pub mod core;
+pub mod front;
 pub mod studies;
-pub mod sweep;
-pub mod verdict;
 
-pub use error::{LabError, Result};
+pub use crate::core::error::{LabError, Result};
 
-/// Counts the heap in use for the benchmarks' memory figures ([`heap`]).
+/// Counts the heap in use for the benchmarks' memory figures
+/// ([`core::heap`]).
 #[global_allocator]
-static HEAP: heap::Counting = heap::Counting;
+static HEAP: core::heap::Counting = core::heap::Counting;

@@ -1,6 +1,6 @@
 //! `locklab`: the lab's command line. See `locklab --help` and the README.
 
-use locklab_lab::cli::Cli;
+use locklab_lab::front::cli::Cli;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
             }
             if e.kind() == ErrorKind::InvalidUtf8 {
                 // clap's text names neither the flag nor the bytes.
-                locklab_lab::out::note(&format!(
+                locklab_lab::core::out::note(&format!(
                     "error: {} (see `locklab --help`)",
                     not_utf8(&args)
                 ));
@@ -48,9 +48,9 @@ fn main() -> ExitCode {
                 .map(str::trim)
                 .collect();
             if detail.is_empty() {
-                locklab_lab::out::note(&format!("{first} (see `locklab --help`)"));
+                locklab_lab::core::out::note(&format!("{first} (see `locklab --help`)"));
             } else {
-                locklab_lab::out::note(&format!(
+                locklab_lab::core::out::note(&format!(
                     "{first} {} (see `locklab --help`)",
                     detail.join(", ")
                 ));
@@ -65,21 +65,21 @@ fn main() -> ExitCode {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     // Notes wait until the command is under way: a refusal is one line.
-    locklab_lab::out::hold_notes();
-    match locklab_lab::commands::run(cli, &argv) {
+    locklab_lab::core::out::hold_notes();
+    match locklab_lab::front::commands::run(cli, &argv) {
         Ok(code) => {
-            locklab_lab::out::release_notes();
+            locklab_lab::core::out::release_notes();
             ExitCode::from(code as u8)
         }
         Err(e) => {
-            if e.code == locklab_lab::error::EXIT_INPUT {
-                locklab_lab::out::drop_held_notes();
+            if e.code == locklab_lab::core::error::EXIT_INPUT {
+                locklab_lab::core::out::drop_held_notes();
             } else {
-                locklab_lab::out::release_notes();
+                locklab_lab::core::out::release_notes();
             }
-            locklab_lab::out::note(&format!(
+            locklab_lab::core::out::note(&format!(
                 "locklab: {}",
-                locklab_lab::error::one_line(&e.msg)
+                locklab_lab::core::error::one_line(&e.msg)
             ));
             ExitCode::from(e.code as u8)
         }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_bad_input, locklab, stderr, stdout, tmp};
+use common::{assert_bad_input, assert_rejected, locklab, stderr, stdout, tmp};
 use std::process::Command;
 
 const QUICK: &[&str] = &["--secs", "0.05", "--reps", "1"];
@@ -133,7 +133,7 @@ fn a_database_from_a_newer_schema_is_refused_and_left_alone() {
     {
         let c = rusqlite::Connection::open(&db).unwrap();
         // A locklab file (our application id) from a future schema.
-        let id = locklab_lab::store::APPLICATION_ID;
+        let id = locklab_lab::core::store::APPLICATION_ID;
         c.execute_batch(&format!(
             "CREATE TABLE future(x); PRAGMA application_id = {id}; PRAGMA user_version = 999;"
         ))
@@ -151,7 +151,7 @@ fn a_database_from_a_newer_schema_is_refused_and_left_alone() {
 #[test]
 fn unknown_run_id_is_an_input_error() {
     let (_d, db) = tmp();
-    drop(locklab_lab::store::Store::open(&db).unwrap());
+    drop(locklab_lab::core::store::Store::open(&db).unwrap());
     assert_eq!(locklab(&db, &["runs"]).status.code(), Some(0));
     assert_bad_input(&locklab(&db, &["show", "42"]), "42");
     assert_bad_input(&locklab(&db, &["plot", "42", "--out", "x.svg"]), "42");
@@ -405,11 +405,42 @@ fn locks_lists_every_lock_with_peers_marked() {
     for l in locks {
         let name = l["name"].as_str().unwrap();
         assert_eq!(l["peer"], peers.contains(&name), "{l}");
-        let rw = locklab_lab::registry::rw_all()
+        let rw = locklab_lab::core::registry::rw_all()
             .iter()
             .any(|e| e.info.name == name);
         assert_eq!(l["kind"], if rw { "rwlock" } else { "mutex" }, "{l}");
     }
+}
+
+#[test]
+fn locks_prints_csv_and_markdown_and_refuses_a_bad_format() {
+    let (_d, db) = tmp();
+    let n = locklab_lab::core::registry::all().len() + locklab_lab::core::registry::rw_all().len();
+    let csv = stdout(&locklab(&db, &["locks", "--format", "csv"]));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "lock,kind,family,fair,blocking,peer,what,source");
+    assert_eq!(lines.len(), n + 1, "{csv}");
+    assert!(
+        lines.contains(
+            &"std,mutex,peer,no,yes,yes,\
+        \"spins briefly, then sleeps on a futex\",\
+        Rust standard library std::sync::Mutex (futex-based on Linux)"
+        ),
+        "{csv}"
+    );
+    let md = stdout(&locklab(&db, &["locks", "--format", "markdown"]));
+    assert_eq!(md.lines().count(), n + 2, "{md}");
+    assert!(
+        md.contains("| `pthread-rw` | rwlock | peer | no | yes | yes |"),
+        "{md}"
+    );
+    assert_rejected(&db, &["locks", "--format", "yaml"], "'yaml'");
+    assert_rejected(
+        &db,
+        &["locks", "--json", "--format", "csv"],
+        "--json with --format csv",
+    );
+    assert!(!db.exists(), "locks made a database");
 }
 
 #[test]
@@ -992,7 +1023,7 @@ fn threads_opening_one_new_database_at_once_all_find_it_a_locklab_database() {
             for _ in 0..THREADS {
                 s.spawn(|| {
                     start.wait();
-                    if let Err(e) = locklab_lab::store::Store::open(&db) {
+                    if let Err(e) = locklab_lab::core::store::Store::open(&db) {
                         panic!("round {round}: {e}");
                     }
                 });

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{assert_bad_input, locklab, stdout, tmp};
-use locklab_lab::results::{Machine, Point, Rep, RunMeta};
-use locklab_lab::store::Store;
+use locklab_lab::core::results::{Machine, Point, Rep, RunMeta};
+use locklab_lab::core::store::Store;
 use serde_json::{json, Value};
 use std::path::Path;
 

@@ -249,7 +249,7 @@ fn value_taken(args: &[&str]) -> Result<(), clap::Error> {
         .chain(args.iter().copied())
         .map(Into::into)
         .collect();
-    match locklab_lab::cli::Cli::try_parse_args(&argv) {
+    match locklab_lab::front::cli::Cli::try_parse_args(&argv) {
         Ok(_) => Ok(()),
         Err(e)
             if matches!(
@@ -287,7 +287,7 @@ fn options(cmd: &clap::Command, path: &[String], out: &mut Vec<(Vec<String>, Str
 /// without being listed here).
 fn numeric_options() -> Vec<(Vec<String>, String)> {
     let mut all = Vec::new();
-    options(&locklab_lab::cli::Cli::command_line(), &[], &mut all);
+    options(&locklab_lab::front::cli::Cli::command_line(), &[], &mut all);
     all.into_iter()
         .filter(|(path, opt)| {
             let with = |v: &str| {
@@ -342,7 +342,7 @@ fn every_numeric_option_names_itself_and_its_range_for_any_value() {
 
 #[test]
 fn a_command_group_without_its_subcommand_is_one_line() {
-    let root = locklab_lab::cli::Cli::command_line();
+    let root = locklab_lab::front::cli::Cli::command_line();
     let mut groups = 0;
     for group in root.get_subcommands() {
         if group.get_subcommands().next().is_none() || !group.is_subcommand_required_set() {
@@ -427,7 +427,7 @@ fn names_are_trimmed_alike_and_an_empty_one_is_refused_by_every_option() {
         assert_bad_input(&o, "--db /dev/null");
     }
     assert_eq!(
-        locklab_lab::program::chosen_rwlock(" rw-fair ").unwrap(),
+        locklab_lab::core::program::chosen_rwlock(" rw-fair ").unwrap(),
         "rw-fair"
     );
     // An empty item is refused by each list, in one line.

@@ -424,9 +424,9 @@ fn both_elide_variants_tally_aborts_by_cause_and_adaptive_skips() {
 /// at 0 and 500 ns server delay and 1 to 4 cores, three repetitions each
 /// at `ipcs_per_ns(delay, cores)`, on a machine with a 2 GHz TSC.
 fn store_ipc_run(db: &Path, ipcs_per_ns: impl Fn(u64, u32) -> f64) {
-    use locklab_lab::results::{Machine, Point, Rep, RunMeta};
+    use locklab_lab::core::results::{Machine, Point, Rep, RunMeta};
     use locklab_lab::studies::ipc::runner::IpcMetrics;
-    let mut store = locklab_lab::store::Store::open(db).expect("database");
+    let mut store = locklab_lab::core::store::Store::open(db).expect("database");
     let meta = RunMeta {
         id: None,
         kind: "bench ipc".into(),

@@ -9,10 +9,10 @@
 //! absolute timing. They run one at a time (the `SERIAL` lock): two
 //! contention benchmarks sharing two cores would measure each other.
 
-use locklab_lab::lablock::Raw;
-use locklab_lab::results::{median, Rep};
-use locklab_lab::studies::spin::runner::{self as spin, SpinConfig};
-use locklab_lab::studies::spin::workload::DelayDist;
+use locklab_lab::core::lablock::Raw;
+use locklab_lab::core::results::{median, Rep};
+use locklab_lab::studies::shared::contention::runner::{self as spin, SpinConfig};
+use locklab_lab::studies::shared::contention::workload::DelayDist;
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -42,7 +42,7 @@ fn run(c: &SpinConfig, threads: u32) -> Rep {
 }
 
 fn cores() -> u32 {
-    locklab_lab::machine::cpus() as u32
+    locklab_lab::core::machine::cpus() as u32
 }
 
 /// A holder that sleeps 2 ms in every critical section makes the other

@@ -11,8 +11,8 @@ use locklab_kernel::cc::{Bkl, Concurrency};
 use locklab_kernel::kv::{KeyDist, Workload};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
-use locklab_lab::studies::kernel::{windowed, Variant};
 use locklab_lab::studies::kv::runner::{run_rep, KvConfig, KvPoint};
+use locklab_lab::studies::shared::kernel::{windowed, Variant};
 use serde_json::Value;
 use std::sync::Arc;
 

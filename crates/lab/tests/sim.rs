@@ -174,7 +174,7 @@ fn bad_scenario_files_name_the_file_and_the_field() {
 #[test]
 fn a_rejected_command_leaves_an_existing_database_unchanged() {
     let (d, db) = tmp();
-    drop(locklab_lab::store::Store::open(&db).unwrap());
+    drop(locklab_lab::core::store::Store::open(&db).unwrap());
     let before = std::fs::read(&db).unwrap();
     let path = scenario(
         d.path(),

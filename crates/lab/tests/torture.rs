@@ -1,6 +1,6 @@
 //! The torture test must pass for every lock and must catch a broken one.
 
-use locklab_lab::lablock::{LabLock, LabRwLock};
+use locklab_lab::core::lablock::{LabLock, LabRwLock};
 use locklab_lab::studies::torture::locks::{parse_torture_list, Tortured};
 use locklab_lab::studies::torture::runner::{self as torture, TortureConfig};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +18,7 @@ fn cfg(secs: f64) -> TortureConfig {
 /// Every mutex (`rw` false) or every reader-writer lock of the registry,
 /// as `locklab torture` takes them.
 fn locks(rw: bool) -> Vec<Tortured> {
-    let all = parse_torture_list("all").expect("every lock");
+    let all = parse_torture_list("all", |_| false).expect("every lock");
     all.into_iter().filter(|t| t.rw == rw).collect()
 }
 
@@ -163,7 +163,7 @@ fn torture_reports_a_hang_instead_of_hanging() {
 
 // ---- RCU (`locklab torture --rcu`) ----
 
-use locklab_lab::studies::rcutorture::{self, RcuTortureConfig};
+use locklab_lab::studies::torture::rcu::{self as rcutorture, RcuTortureConfig};
 use std::process::{Command, Output};
 
 fn rcu_cfg(secs: f64) -> RcuTortureConfig {

@@ -260,18 +260,18 @@ fn experiments_tabulate_every_policy() {
         let cases = if e == Experiment::Scalability { 2 } else { 1 };
         assert_eq!(t.rows.len(), cases * Policy::ALL.len(), "{}", e.name());
         assert_eq!(t.rows[0].policy, Policy::None);
-        assert!((t.rows[0].speedup - 1.0).abs() < 1e-12);
+        assert!((t.rows[0].metrics.speedup - 1.0).abs() < 1e-12);
         assert!(t
             .rows
             .iter()
-            .all(|r| r.throughput_norm.is_finite() && r.throughput_norm > 0.0));
+            .all(|r| r.metrics.throughput_norm.is_finite() && r.metrics.throughput_norm > 0.0));
         let latency = e == Experiment::Latency;
         assert!(t
             .rows
             .iter()
-            .all(|r| r.response_p50_us.is_some() == latency));
+            .all(|r| r.metrics.response_p50_us.is_some() == latency));
         if e == Experiment::Fairness {
-            assert!(t.rows.iter().all(|r| r.lock_speedup.is_some()));
+            assert!(t.rows.iter().all(|r| r.metrics.lock_speedup.is_some()));
         }
     }
 }

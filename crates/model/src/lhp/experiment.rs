@@ -276,14 +276,71 @@ pub fn plan(setup: &Setup) -> Vec<Job> {
 }
 
 /// One VM of a cell, as a table reports it.
+///
+/// With the `serde` feature it serializes as its fields; a number JSON
+/// cannot hold (NaN) is written `null` and read back as NaN.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct VmRow {
-    /// Name.
+    /// Name (`oltp#2`).
     pub name: String,
-    /// Throughput over its baseline.
+    /// Throughput over its baseline (the same VM alone under `none`).
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
     pub throughput_norm: f64,
     /// CPU utilization, percent of the host.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
     pub util_pct: f64,
+}
+
+/// What a row measures: a case under a policy (see the module's text for
+/// each metric). A number that does not exist (a throughput over a baseline
+/// of 0) is NaN.
+///
+/// With the `serde` feature it serializes as its fields; a NaN is written
+/// `null` and read back as NaN (or `None` where the field is optional).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RowMetrics {
+    /// Mean normalized throughput of the case's VMs.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
+    pub throughput_norm: f64,
+    /// `throughput_norm` over `none`'s in the same case.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
+    pub speedup: f64,
+    /// Speed-up of the VMs that take locks (`None` when there are none;
+    /// `fairness`: hackbench's).
+    pub lock_speedup: Option<f64>,
+    /// Variance of CPU utilization across the lock-free VMs (or all loaded
+    /// VMs), percent².
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
+    pub util_variance: f64,
+    /// The request VMs' median response time, µs (`None` without request
+    /// VMs; `latency`).
+    pub response_p50_us: Option<f64>,
+    /// Their 99th percentile, µs.
+    pub response_p99_us: Option<f64>,
+    /// Median response time over `none`'s, minus 1 (−0.17: 17 % faster).
+    pub response_change: Option<f64>,
+    /// Share of the host's CPU time spent spinning on guest locks, 0 to 1.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
+    pub spin_share: f64,
+    /// Share spent in host context switches and VM exits, 0 to 1.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
+    pub overhead_share: f64,
+    /// PLE exits per simulated second.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
+    pub ple_exits_s: f64,
+    /// Host context switches per simulated second.
+    #[cfg_attr(feature = "serde", serde(deserialize_with = "nan_if_null"))]
+    pub switches_s: f64,
+    /// Per VM of the case.
+    pub per_vm: Vec<VmRow>,
+}
+
+/// Reads a number that JSON wrote as `null` because it was NaN or infinite.
+#[cfg(feature = "serde")]
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(<Option<f64> as serde::Deserialize>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// One row: a case under a policy.
@@ -293,31 +350,8 @@ pub struct Row {
     pub policy: Policy,
     /// VMs in the case.
     pub vms: u32,
-    /// Mean normalized throughput (see the module's text).
-    pub throughput_norm: f64,
-    /// `throughput_norm` over `none`'s in the same case.
-    pub speedup: f64,
-    /// Speed-up of the VMs that take locks (`None` when there are none).
-    pub lock_speedup: Option<f64>,
-    /// Variance of CPU utilization across the lock-free VMs (or all loaded
-    /// VMs), percent².
-    pub util_variance: f64,
-    /// Request VMs' median response time, µs (`None` without request VMs).
-    pub response_p50_us: Option<f64>,
-    /// Their 99th percentile, µs.
-    pub response_p99_us: Option<f64>,
-    /// Median response time over `none`'s, minus 1 (−0.17: 17 % faster).
-    pub response_change: Option<f64>,
-    /// Share of the host's CPU time spent spinning on guest locks, 0 to 1.
-    pub spin_share: f64,
-    /// Share spent in switch and exit overheads, 0 to 1.
-    pub overhead_share: f64,
-    /// PLE exits per simulated second.
-    pub ple_exits_s: f64,
-    /// Host context switches per simulated second.
-    pub switches_s: f64,
-    /// Per VM.
-    pub per_vm: Vec<VmRow>,
+    /// What it measured.
+    pub metrics: RowMetrics,
     /// Events simulated.
     pub events: u64,
 }
@@ -438,22 +472,24 @@ pub fn tabulate(setup: &Setup, jobs: &[Job], results: &[SimResult]) -> Table {
             row: Row {
                 policy,
                 vms: setup.cases[case].vms,
-                throughput_norm: tn,
-                speedup: f64::NAN,
-                lock_speedup: if locking.is_empty() {
-                    None
-                } else {
-                    Some(geomean(&locking))
+                metrics: RowMetrics {
+                    throughput_norm: tn,
+                    speedup: f64::NAN,
+                    lock_speedup: if locking.is_empty() {
+                        None
+                    } else {
+                        Some(geomean(&locking))
+                    },
+                    util_variance,
+                    response_p50_us: resp.map(|x| x.0),
+                    response_p99_us: resp.map(|x| x.1),
+                    response_change: None,
+                    spin_share: r.spin_ns() / capacity,
+                    overhead_share: r.vms.iter().map(|v| v.overhead_ns).sum::<f64>() / capacity,
+                    ple_exits_s: r.ple_exits() as f64 / secs,
+                    switches_s: r.switches as f64 / secs,
+                    per_vm,
                 },
-                util_variance,
-                response_p50_us: resp.map(|x| x.0),
-                response_p99_us: resp.map(|x| x.1),
-                response_change: None,
-                spin_share: r.spin_ns() / capacity,
-                overhead_share: r.vms.iter().map(|v| v.overhead_ns).sum::<f64>() / capacity,
-                ple_exits_s: r.ple_exits() as f64 / secs,
-                switches_s: r.switches as f64 / secs,
-                per_vm,
                 events: r.events,
             },
             p50: resp.map(|x| x.0),
@@ -466,19 +502,24 @@ pub fn tabulate(setup: &Setup, jobs: &[Job], results: &[SimResult]) -> Table {
         .map(|c| {
             (
                 c.row.vms,
-                (c.row.throughput_norm, c.row.lock_speedup, c.p50),
+                (
+                    c.row.metrics.throughput_norm,
+                    c.row.metrics.lock_speedup,
+                    c.p50,
+                ),
             )
         })
         .collect();
     let mut rows = Vec::new();
     for mut c in cells {
         let (t0, l0, p0) = none[&c.row.vms];
-        c.row.speedup = c.row.throughput_norm / t0;
-        c.row.lock_speedup = match (c.row.lock_speedup, l0) {
+        let m = &mut c.row.metrics;
+        m.speedup = m.throughput_norm / t0;
+        m.lock_speedup = match (m.lock_speedup, l0) {
             (Some(l), Some(l0)) => Some(l / l0),
             _ => None,
         };
-        c.row.response_change = match (c.p50, p0) {
+        m.response_change = match (c.p50, p0) {
             (Some(p), Some(p0)) if p0 > 0.0 => Some(p / p0 - 1.0),
             _ => None,
         };

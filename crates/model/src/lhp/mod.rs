@@ -44,7 +44,7 @@ pub mod result;
 mod rng;
 
 pub use config::{ConfigError, Dist, Host, LockKind, Ple, PleMode, Scenario, VmSpec, Workload};
-pub use experiment::{Experiment, Params, Row, Setup, Table};
+pub use experiment::{Experiment, Params, Row, RowMetrics, Setup, Table, VmRow};
 pub use policy::Policy;
 pub use result::{HoldSpan, Percentiles, RunSpan, SimResult, Trace, VmResult};
 

@@ -65,7 +65,7 @@
 //! [`FixedSpin`] is the same mutex with a fixed spin budget (the sleep/wake
 //! cost, Karlin's 2-competitive rule) and no progress detection; the lab
 //! registers both (`mutex`, `mutex-fixed`) so that the benefit is measured,
-//! not claimed. docs/measured.md has the numbers: on stalled owners the learnt
+//! not claimed. docs/results.md has the numbers: on stalled owners the learnt
 //! patience burns 3–16 % less CPU for the same throughput, and in plain
 //! contention it is 1–11 % ahead on the lab's 2-core VM.
 //!

@@ -25,7 +25,7 @@
 //! plain runs of `pause` hints (up to 150 back to back) settled, in some
 //! runs and not others, into a state where the lock's owner ran at half its
 //! speed; with the same waits timed by the counter, a look at the clock
-//! after every hint or two, it never did (docs/measured.md, "Sleeping locks"). The
+//! after every hint or two, it never did (docs/results.md, "Sleeping locks"). The
 //! mechanism is not known. The obvious suspect is the hypervisor's
 //! pause-loop exiting, which seed 004 describes: `PLE_GAP` is the time
 //! between two consecutive `pause`s (128 in that paper) and `PLE_WIN` the

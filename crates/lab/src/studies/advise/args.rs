@@ -1,7 +1,7 @@
 //! The command line of `locklab advise`: a stated workload (or a stored
 //! `profile` run to take it from), the candidates, and how long to measure.
 
-use crate::cli::{
+use crate::core::args::{
     parse_ns, parse_pct, parse_reps, parse_run, parse_secs, parse_thread_count, RunRef,
 };
 use clap::Args;
@@ -59,11 +59,5 @@ fn parse_model_cores(s: &str) -> Result<u32, String> {
         _ => Err(format!(
             "'{s}' cores for the model: allowed 1 to {MAX_MODEL_CORES}"
         )),
-    }
-}
-
-impl crate::studies::command::RunCommand for AdviseArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
     }
 }

@@ -7,11 +7,11 @@
 //! model's prediction, or simulated.
 
 use super::sim::SimEvidence;
-use crate::registry::{self, Entry};
-use crate::report::{cpu_ns_per_op, fmt_ns};
-use crate::results::{Point, RunMeta};
-use crate::stats::{paired_ratio, sig3};
-use crate::verdict::{pick, Entrant, Pick};
+use crate::core::registry::{self, Entry};
+use crate::core::report::{cpu_ns_per_op, fmt_ns};
+use crate::core::results::{Point, RunMeta};
+use crate::core::stats::{paired_ratio, sig3};
+use crate::core::verdict::{pick, Entrant, Pick};
 use locklab_model::queueing::Repairman;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -189,11 +189,11 @@ fn tie_reason(sleepy: bool) -> &'static str {
     }
 }
 
-fn values(p: &Point, f: impl Fn(&crate::results::Rep) -> f64) -> Vec<f64> {
+fn values(p: &Point, f: impl Fn(&crate::core::results::Rep) -> f64) -> Vec<f64> {
     p.reps.iter().map(f).collect()
 }
 
-fn median(p: &Point, f: impl Fn(&crate::results::Rep) -> f64) -> f64 {
+fn median(p: &Point, f: impl Fn(&crate::core::results::Rep) -> f64) -> f64 {
     p.stat(f).0
 }
 

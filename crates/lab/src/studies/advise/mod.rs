@@ -1,6 +1,6 @@
 //! `locklab advise`: which lock for a stated workload (or a profiled
 //! program's worst lock), on this machine. It measures the few points that
-//! decide it (the contention benchmark of [`crate::studies::spin`] at the
+//! decide it (the contention benchmark of [`crate::studies::shared::contention`] at the
 //! workload's threads, a short list of candidates, repetitions
 //! interleaved), stores them as a run of kind `advise`, and answers from
 //! them (`decide`): the fastest, the runner-up, the ratio with its
@@ -15,19 +15,19 @@ pub mod args;
 pub mod decide;
 pub mod sim;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::registry::{self, Entry};
-use crate::report::{cpu_ns_per_op, fmt_ns};
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, resolve, stored_run};
-use crate::store::Store;
-use crate::studies::hash::{HashConfig, HashPlan};
-use crate::studies::profile::{parse::Counts, report::spin_workload};
-use crate::studies::spin::{runner::SpinConfig, workload::DelayDist, SpinPlan};
-use crate::studies::Study;
-use crate::verdict::{Line, Section};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::registry::{self, Entry};
+use crate::core::report::{cpu_ns_per_op, fmt_ns};
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::{resolve, stored_run};
+use crate::core::store::Store;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::verdict::{Line, Section};
+use crate::studies::shared::contention::{runner::SpinConfig, workload::DelayDist, SpinPlan};
+use crate::studies::shared::hashtable::{HashConfig, HashPlan};
+use crate::studies::shared::lock_profile::{spin_workload, Counts};
 use args::AdviseArgs;
 use decide::{decide, rate, Advice, Workload};
 use serde_json::{json, Value};
@@ -70,11 +70,14 @@ const DEFAULT_DELAY_NS: u64 = 1000;
 
 /// The pattern of the most waited-on lock of a stored `profile` run:
 /// threads, critical section and delay, and where it came from.
-fn from_profile(db: &std::path::Path, run: crate::cli::RunRef) -> Result<(u32, u64, u64, String)> {
+fn from_profile(
+    db: &std::path::Path,
+    run: crate::core::args::RunRef,
+) -> Result<(u32, u64, u64, String)> {
     let store = Store::open_read_only(db)?;
     let id = resolve(&store, run)?;
     let (meta, points) = store.load(id)?;
-    if meta.kind != crate::studies::profile::BENCH {
+    if meta.kind != crate::studies::shared::lock_profile::BENCH {
         return Err(LabError::input(format!(
             "--profile {id}: run {id} is a `{}` run, not a `locklab profile` run (`locklab runs` lists them)",
             meta.kind
@@ -83,7 +86,7 @@ fn from_profile(db: &std::path::Path, run: crate::cli::RunRef) -> Result<(u32, u
     let mut worst: Option<(f64, (u32, u64, u64), String)> = None;
     for p in points
         .iter()
-        .filter(|p| p.bench == crate::studies::profile::BENCH)
+        .filter(|p| p.bench == crate::studies::shared::lock_profile::BENCH)
     {
         let Some(c) = p.reps.first().and_then(|r| r.metrics_of::<Counts>()) else {
             continue;
@@ -118,21 +121,21 @@ fn from_profile(db: &std::path::Path, run: crate::cli::RunRef) -> Result<(u32, u
 /// The candidates of `--locks`, or [`DEFAULT_LOCKS`].
 fn candidates(list: Option<&str>) -> Result<Vec<&'static Entry>> {
     match list {
-        Some(l) => crate::studies::locks::parse_list(l),
+        Some(l) => crate::core::locks::parse_list(l),
         None => Ok(DEFAULT_LOCKS
             .iter()
-            .filter_map(|n| crate::studies::locks::find(n).ok())
+            .filter_map(|n| crate::core::locks::find(n).ok())
             .collect()),
     }
 }
 
 /// `locklab advise`: measures, stores and prints the advice; returns the
 /// exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
     let locks = candidates(a.locks.as_deref())?;
     let (threads, cs_ns, delay_ns, source) = match a.profile {
         Some(run) => {
-            let (t, cs, d, src) = from_profile(&cli.db, run)?;
+            let (t, cs, d, src) = from_profile(&ctx.db, run)?;
             (
                 a.threads.unwrap_or(t),
                 a.cs_ns.unwrap_or(cs),
@@ -141,7 +144,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
             )
         }
         None => (
-            a.threads.unwrap_or(crate::machine::cpus().max(1) as u32),
+            a.threads
+                .unwrap_or(crate::core::machine::cpus().max(1) as u32),
             a.cs_ns.unwrap_or(DEFAULT_CS_NS),
             a.delay_ns.unwrap_or(DEFAULT_DELAY_NS),
             "stated".to_string(),
@@ -186,7 +190,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
     // workload's update fraction and threads, as many repetitions.
     let mostly = if a.read_pct > 0 {
         Some(HashPlan {
-            strategies: crate::studies::hash::strategies::parse(READ_MOSTLY)?,
+            strategies: crate::studies::shared::hashtable::strategies::parse(READ_MOSTLY)?,
             threads: vec![threads],
             update_pcts: vec![100 - a.read_pct],
             reps: a.reps,
@@ -204,13 +208,13 @@ pub fn command(cli: &Cli, argv: &[String], a: &AdviseArgs) -> Result<i32> {
         "sim": sim,
     });
     let units = plan.units() + mostly.as_ref().map_or(0, HashPlan::units);
-    let progress = Progress::new(units, progress_quiet(cli));
-    let r = stored_run(cli, argv, BENCH, params, &progress, |sink| {
-        if !crate::studies::spin::run(&plan, &progress, sink)? {
+    let progress = Progress::new(units, ctx.progress_quiet());
+    let r = stored_run(ctx, BENCH, params, &progress, |sink| {
+        if !crate::studies::shared::contention::run(&plan, &progress, sink)? {
             return Ok(false);
         }
         match &mostly {
-            Some(m) => crate::studies::hash::run(m, &progress, sink),
+            Some(m) => crate::studies::shared::hashtable::run(m, &progress, sink),
             None => Ok(true),
         }
     });
@@ -253,7 +257,7 @@ fn table(out: &mut String, points: &[&Point]) {
             format!("{} – {}", rate(lo), rate(hi)),
             format!("{:.2}", x / best),
             fmt_ns(p.stat(cpu_ns_per_op).0),
-            crate::report::jain_text(p.stat(|r| r.jain).0),
+            crate::core::report::jain_text(p.stat(|r| r.jain).0),
             fmt_ns(p.stat(|r| r.p99_ns as f64).0),
         );
     }
@@ -315,7 +319,7 @@ fn lines(a: &Advice) -> Vec<Line> {
 /// `--read-pct`).
 fn read_mostly_points(all: &[Point]) -> Vec<&Point> {
     all.iter()
-        .filter(|p| p.bench == crate::studies::hash::BENCH)
+        .filter(|p| p.bench == crate::studies::shared::hashtable::BENCH)
         .collect()
 }
 
@@ -358,7 +362,7 @@ impl Study for Advise {
         let advice = decide(meta, &mine, &read_mostly_points(points));
         let sections = self.verdict(meta, &mine, points);
         Some(json!({
-            "run": crate::report::run_meta_json(meta),
+            "run": crate::core::report::run_meta_json(meta),
             "workload": meta.params.get("workload"),
             "points": mine.iter().map(|p| json!({
                 "lock": p.lock,
@@ -374,7 +378,7 @@ impl Study for Advise {
             "read_mostly_points": read_mostly_points(points)
                 .iter()
                 .map(|p| {
-                    let mut j = crate::studies::hash::report::point_json(p);
+                    let mut j = crate::studies::shared::hashtable::point::point_json(p);
                     j["threads"] = p.threads.into();
                     j["reps"] = p.reps.len().into();
                     j["throughput_ops_s"] = p.stat(|r| r.throughput_ops_s).0.into();
@@ -382,16 +386,24 @@ impl Study for Advise {
                 })
                 .collect::<Vec<_>>(),
             "recommendation": advice.map(|a| a.json()),
-            "verdict": crate::verdict::json(&sections),
+            "verdict": crate::core::verdict::json(&sections),
         }))
+    }
+}
+
+impl crate::core::study::RunCommand for AdviseArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Advise);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::RunRef;
-    use crate::results::{Machine, Rep};
+    use crate::core::args::RunRef;
+    use crate::core::results::{Machine, Rep};
 
     fn meta(kind: &str) -> RunMeta {
         RunMeta {
@@ -410,7 +422,7 @@ mod tests {
         let mut r = Rep::one_thread(0, 1.0, 1.0, 1);
         r.set_metrics(c);
         Point {
-            bench: crate::studies::profile::BENCH.into(),
+            bench: crate::studies::shared::lock_profile::BENCH.into(),
             lock: "pthread".into(),
             threads: c.threads,
             params: json!({ "object": name, "process": { "elapsed_ns": 1e9 } }),

@@ -68,7 +68,7 @@ impl SimEvidence {
             self.vcpus,
             self.pcpus,
             self.vms,
-            crate::stats::sig3(self.secs)
+            crate::core::stats::sig3(self.secs)
         )
     }
 }

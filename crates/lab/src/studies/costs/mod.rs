@@ -18,14 +18,15 @@
 pub mod ops;
 pub mod prims;
 
-use crate::cli::{parse_reps, parse_secs, Cli};
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
-use crate::verdict::{pick, Entrant, Line, Section};
+use crate::core::args::{parse_reps, parse_secs};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::{Group, RepRun};
+use crate::core::verdict::{pick, Entrant, Line, Section};
 use clap::Args;
 use ops::OpFn;
 use serde_json::{json, Value};
@@ -136,9 +137,11 @@ pub struct CostsArgs {
     pub reps: u32,
 }
 
-impl crate::studies::command::RunCommand for CostsArgs {
-    fn run(&self, cli: &Cli, argv: &[String]) -> Result<i32> {
-        command(cli, argv, self)
+impl crate::core::study::RunCommand for CostsArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Costs);
+
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        command(ctx, self)
     }
 }
 
@@ -176,7 +179,7 @@ pub fn run(
 }
 
 /// `bench costs`: measures and stores; returns the exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &CostsArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &CostsArgs) -> Result<Outcome> {
     let rows = rows();
     let params = json!({
         "costs": { "secs": a.secs },
@@ -186,8 +189,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &CostsArgs) -> Result<i32> {
         "l2_ring_bytes": ops::l2_ring_bytes(),
         "memory_ring_bytes": ops::memory_ring_bytes(),
     });
-    let progress = Progress::new(rows.len() as u64 * u64::from(a.reps), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench costs", params, &progress, |sink| {
+    let progress = Progress::new(rows.len() as u64 * u64::from(a.reps), ctx.progress_quiet());
+    let r = stored_run(ctx, "bench costs", params, &progress, |sink| {
         run(a.secs, a.reps, &progress, sink)
     });
     progress.finish();
@@ -218,7 +221,7 @@ fn ns(x: f64) -> String {
     } else if x >= 1e4 {
         format!("{:.1} µs", x / 1e3)
     } else {
-        crate::stats::sig3(x)
+        crate::core::stats::sig3(x)
     }
 }
 
@@ -226,7 +229,7 @@ fn ns(x: f64) -> String {
 /// clocks, and the seed's figure in ns and in its clocks.
 pub fn table(out: &mut String, points: &[&Point]) {
     let clock = clock_ns(points);
-    let reps = crate::report::rep_counts(points);
+    let reps = crate::core::report::rep_counts(points);
     let _ = writeln!(
         out,
         "costs: one operation, one thread, uncontended, ns (median, min–max of {reps}); \
@@ -257,18 +260,23 @@ pub fn table(out: &mut String, points: &[&Point]) {
             let _ = writeln!(out, "  {}", "·".repeat(nw + ww + 2));
         }
         let (med, lo, hi) = p.stat(|r| r.ns_per_op);
-        let spread = crate::report::spread(p.reps.len(), &ns(lo), &ns(hi));
-        let clocks = clock.map_or("–".to_string(), |c| crate::stats::sig3(med / c));
+        let spread = crate::core::report::spread(p.reps.len(), &ns(lo), &ns(hi));
+        let clocks = clock.map_or("–".to_string(), |c| crate::core::stats::sig3(med / c));
         let (seed, seed_clocks) = match row.as_ref().and_then(|r| r.seed_ns) {
-            Some((a, b)) if a == b => {
-                (crate::stats::sig3(a), crate::stats::sig3(a / SEED_CLOCK_NS))
-            }
+            Some((a, b)) if a == b => (
+                crate::core::stats::sig3(a),
+                crate::core::stats::sig3(a / SEED_CLOCK_NS),
+            ),
             Some((a, b)) => (
-                format!("{}–{}", crate::stats::sig3(a), crate::stats::sig3(b)),
                 format!(
                     "{}–{}",
-                    crate::stats::sig3(a / SEED_CLOCK_NS),
-                    crate::stats::sig3(b / SEED_CLOCK_NS)
+                    crate::core::stats::sig3(a),
+                    crate::core::stats::sig3(b)
+                ),
+                format!(
+                    "{}–{}",
+                    crate::core::stats::sig3(a / SEED_CLOCK_NS),
+                    crate::core::stats::sig3(b / SEED_CLOCK_NS)
                 ),
             ),
             None => ("–".into(), "–".into()),
@@ -322,7 +330,7 @@ pub fn verdict_lines(points: &[&Point]) -> Vec<Line> {
     if let Some(pk) = pick(&entrants, true) {
         let versus = match (at(&pk.winner), at("rwlock read")) {
             (Some(w), Some(rw)) if pk.winner != "rwlock read" => {
-                let r = crate::stats::paired_ratio(&ns_values(w), &ns_values(rw));
+                let r = crate::core::stats::paired_ratio(&ns_values(w), &ns_values(rw));
                 format!("; rwlock read costs {}", r.text())
             }
             _ => String::new(),
@@ -355,11 +363,11 @@ pub fn verdict_lines(points: &[&Point]) -> Vec<Line> {
         lines.push(Line {
             group: "vs seed 003".into(),
             question: name.into(),
-            answer: format!("{} clocks", crate::stats::sig3(here)),
+            answer: format!("{} clocks", crate::core::stats::sig3(here)),
             evidence: format!(
                 "seed 003's Pentium III: {} clocks ({} ns at 700 MHz)",
-                crate::stats::sig3(seed / SEED_CLOCK_NS),
-                crate::stats::sig3(seed)
+                crate::core::stats::sig3(seed / SEED_CLOCK_NS),
+                crate::core::stats::sig3(seed)
             ),
             json: json!({ "clocks": here, "seed_clocks": seed / SEED_CLOCK_NS }),
         });

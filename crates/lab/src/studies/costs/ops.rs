@@ -26,14 +26,14 @@
 //! * *CPU-local lock*: acquire and release of an uncontended test-and-set
 //!   lock whose line is in this CPU's cache;
 //! * *cache transfer*: half the round trip of a cache line between two
-//!   pinned threads on different CPUs ([`crate::machine::c2c_round_trip_ns`]).
+//!   pinned threads on different CPUs ([`crate::core::machine::c2c_round_trip_ns`]).
 //!
 //! The instruction and clock rows use `asm!` and exist on x86-64 only.
 //! They run eight adds per loop turn, `n / 8` turns: exact, since the
 //! batch sizes of [`batched_cost`] are 1000 doubled, multiples of eight.
 
-use crate::results::Rep;
-use crate::sweep::batched_cost;
+use crate::core::results::Rep;
+use crate::core::sweep::batched_cost;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -227,7 +227,7 @@ pub fn cmpxchg_increment(secs: f64) -> Result<Rep, String> {
 /// repetition (it times its own batches and keeps the fastest).
 pub fn cache_transfer(_secs: f64) -> Result<Rep, String> {
     let t0 = std::time::Instant::now();
-    let rt = crate::machine::c2c_round_trip_ns()
+    let rt = crate::core::machine::c2c_round_trip_ns()
         .ok_or("needs two CPUs this process may be pinned to")?;
     let wall = t0.elapsed().as_secs_f64();
     let mut r = Rep::one_thread(0, wall, wall, 1);

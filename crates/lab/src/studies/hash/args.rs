@@ -1,9 +1,9 @@
 //! The command line of `bench hash`.
 
-use super::runner::{MAX_BUCKETS, MAX_KEYS};
-use crate::cli::{
+use crate::core::args::{
     parse_count, parse_pcts, parse_reps, parse_secs, parse_threads, PctList, ThreadList,
 };
+use crate::studies::shared::hashtable::runner::{MAX_BUCKETS, MAX_KEYS};
 use clap::Args;
 
 /// Parameters of `bench hash`.
@@ -52,10 +52,4 @@ pub(crate) fn parse_keys(s: &str) -> Result<u64, String> {
 
 pub(crate) fn parse_chain(s: &str) -> Result<u64, String> {
     parse_count(s, "elements per bucket", MAX_KEYS)
-}
-
-impl crate::studies::command::RunCommand for HashArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
-    }
 }

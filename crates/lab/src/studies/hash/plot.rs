@@ -8,14 +8,14 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::report::update_pct;
-use super::runner::HashMetrics;
-use crate::error::{LabError, Result};
-use crate::plot::{
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{
     chart, draw_chart, draw_legend, machine_line, param_text, series, write_svg, Area, Chart,
     DrawResult, FONT, SIZE,
 };
-use crate::results::{Point, Rep, RunMeta};
+use crate::core::results::{Point, Rep, RunMeta};
+use crate::studies::shared::hashtable::point::update_pct;
+use crate::studies::shared::hashtable::runner::HashMetrics;
 
 /// Lookups per second in one repetition (NaN without hash metrics).
 fn lookups_s(r: &Rep) -> f64 {

@@ -10,21 +10,17 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::runner::HashMetrics;
-use crate::report::{
+use crate::core::report::{
     distinct, fmt_ns, lock_width, params_line, rep_counts, sig, throughput_unit, WIDE_SPREAD,
 };
-use crate::results::Point;
+use crate::core::results::Point;
+use crate::studies::shared::hashtable::point::{rates, update_pct};
+use crate::studies::shared::hashtable::runner::HashMetrics;
 
 /// The name of the unsynchronized strategy, the 0 % baseline.
 const NONE: &str = "none";
 /// Strategies named so are the per-bucket reader-writer baseline.
 const BUCKET_RW: &str = "bucket-rw(";
-
-/// A point's update fraction in percent (from its parameters).
-pub fn update_pct(p: &Point) -> Option<u32> {
-    p.params.get("update_pct")?.as_u64().map(|x| x as u32)
-}
 
 /// The parameters of a point without its update fraction: what one table
 /// of the report has in common.
@@ -34,18 +30,6 @@ fn shape(p: &Point) -> Value {
         m.remove("update_pct");
     }
     v
-}
-
-/// Median lookups and updates per second of a point.
-pub fn rates(p: &Point) -> (f64, f64) {
-    let per_s = |f: fn(&HashMetrics) -> u64| {
-        p.stat(|r| match &r.metrics_of::<HashMetrics>() {
-            Some(h) if r.wall_s > 0.0 => f(h) as f64 / r.wall_s,
-            _ => f64::NAN,
-        })
-        .0
-    };
-    (per_s(|h| h.lookups), per_s(|h| h.updates))
 }
 
 /// Where a strategy's throughput over the baseline's passes through 1 as
@@ -271,7 +255,7 @@ pub fn tables(out: &mut String, points: &[&Point]) {
 /// most threads measured, one column per update fraction.
 pub fn brief(out: &mut String, points: &[&Point]) {
     for g in groups(points) {
-        let (scale, unit) = throughput_unit(crate::report::top_throughput(&g.points));
+        let (scale, unit) = throughput_unit(crate::core::report::top_throughput(&g.points));
         let t = g.max_threads();
         let first = g.points[0];
         let n = |k: &str| first.params.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -310,7 +294,7 @@ pub fn brief(out: &mut String, points: &[&Point]) {
 
 fn group_tables(out: &mut String, g: &Group<'_>) {
     let first = g.points[0];
-    let (scale, unit) = throughput_unit(crate::report::top_throughput(&g.points));
+    let (scale, unit) = throughput_unit(crate::core::report::top_throughput(&g.points));
     let keys = first
         .params
         .get("keys")
@@ -381,7 +365,7 @@ fn group_tables(out: &mut String, g: &Group<'_>) {
         out,
         "\n  at {t} threads, medians: lookups and updates per second, lookup latency (one in {} \
          timed),\n  peak reclamation backlog, peak heap growth",
-        super::runner::SAMPLE_EVERY
+        crate::studies::shared::hashtable::runner::SAMPLE_EVERY
     );
     let _ = writeln!(
         out,
@@ -451,30 +435,6 @@ fn group_tables(out: &mut String, g: &Group<'_>) {
     }
 }
 
-/// The extra JSON keys of a hash point: what `--json` promises.
-pub fn point_json(p: &Point) -> Value {
-    let (lookups_s, updates_s) = rates(p);
-    let med = |f: fn(&HashMetrics) -> Option<u64>| {
-        let x = p
-            .stat(|r| {
-                r.metrics_of::<HashMetrics>()
-                    .as_ref()
-                    .and_then(f)
-                    .map_or(f64::NAN, |b| b as f64)
-            })
-            .0;
-        x
-    };
-    json!({
-        "strategy": p.lock,
-        "update_pct": update_pct(p),
-        "lookups_s": lookups_s,
-        "updates_s": updates_s,
-        "backlog_peak_bytes": med(|h| Some(h.backlog_peak_bytes)),
-        "mem_peak_bytes": med(|h| h.mem_peak_bytes),
-    })
-}
-
 /// Each table shape's crossovers, for the run's JSON: the baseline, the
 /// thread count, and per strategy `"verdict"` (see [`Crossover::verdict`]),
 /// `"crossings"` (each `{"pct": x, "now": "ahead" | "behind"}`, in
@@ -521,7 +481,7 @@ pub fn crossover_json(points: &[&Point]) -> Value {
 mod tests {
     use super::*;
 
-    use crate::results::Rep;
+    use crate::core::results::Rep;
 
     #[test]
     fn crossover_interpolates_every_pass_through_one() {

@@ -12,10 +12,11 @@
 //! one third, RCU is the best choice overall", overall meaning against
 //! every other primitive of the figure.
 
-use super::report::{crossover, update_pct, Crossover};
-use crate::report::distinct;
-use crate::results::Point;
-use crate::verdict::{pick, times, Entrant, Line, Section};
+use super::report::{crossover, Crossover};
+use crate::core::report::distinct;
+use crate::core::results::Point;
+use crate::core::verdict::{pick, times, Entrant, Line, Section};
+use crate::studies::shared::hashtable::point::update_pct;
 use serde_json::{json, Value};
 
 /// Whether a strategy's readers take a lock.
@@ -195,7 +196,7 @@ fn section(shape: &Value, g: &[&Point]) -> Section {
         lines.truncate(crossings_from);
     }
     Section {
-        study: super::BENCH.into(),
+        study: crate::studies::shared::hashtable::BENCH.into(),
         title: title(shape, threads),
         lines,
     }
@@ -204,7 +205,7 @@ fn section(shape: &Value, g: &[&Point]) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Rep;
+    use crate::core::results::Rep;
 
     fn point(s: &str, pct: u32, rate: f64) -> Point {
         Point {

@@ -1,6 +1,6 @@
 //! The command line of `locklab run`.
 
-use crate::cli::{parse_reps, parse_secs};
+use crate::core::args::{parse_reps, parse_secs};
 use clap::Args;
 use std::ffi::OsString;
 
@@ -42,10 +42,4 @@ pub struct RunArgs {
     /// The program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
-}
-
-impl crate::studies::command::RunCommand for RunArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
-    }
 }

@@ -9,55 +9,30 @@
 //! `glibc-elision` runs beside them.
 
 pub mod args;
+pub mod record;
 pub mod report;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::noteln;
-use crate::program::launch::{run_once, Exit, Launch};
-use crate::program::{
+use crate::core::error::{LabError, Result};
+use crate::core::program::launch::{run_once, Exit, Launch};
+use crate::core::program::{
     check_program, chosen_locks, chosen_rwlock, ended, interrupted, preload, shared_tempdir, shown,
     Leftovers, VARS,
 };
-pub use crate::program::{BASELINE, PASSTHROUGH};
-use crate::progress::Progress;
-use crate::results::StudyMetrics;
-use crate::results::{Point, Rep, RunMeta};
-use crate::run::EXIT_INTERRUPTED;
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
+pub use crate::core::program::{BASELINE, PASSTHROUGH};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, Rep, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::run::EXIT_INTERRUPTED;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::{Group, RepRun};
+use crate::noteln;
 use args::RunArgs;
-use serde::{Deserialize, Serialize};
+pub use record::{RunMetrics, BENCH, GLIBC_ELISION};
+
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::time::Duration;
-
-/// The name its points are stored under.
-pub const BENCH: &str = "run";
-
-/// The C library's lock elision, where it exists.
-pub const GLIBC_ELISION: &str = "glibc-elision";
-
-/// What a repetition of `locklab run` keeps beyond wall and CPU time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunMetrics {
-    /// User CPU seconds of the program.
-    pub user_s: f64,
-    /// System CPU seconds.
-    pub sys_s: f64,
-    /// Peak resident memory of the program, KiB (see
-    /// `Outcome::max_rss_kib`).
-    pub max_rss_kib: u64,
-    /// How it ended.
-    pub exit: Exit,
-    /// The figure `--metric` read from its output, if asked and found.
-    pub metric: Option<f64>,
-}
-
-impl StudyMetrics for RunMetrics {
-    const KEY: &'static str = "run";
-}
 
 /// One way to run the program.
 struct Contender {
@@ -156,12 +131,12 @@ fn took_effect<'a>(
 /// `locklab run`: checks everything it can before anything is stored (the
 /// program, the names, the interposer, the regular expression, one
 /// unmeasured run under the baseline, which must succeed, and one under
-/// the interposer, in which a lock must take effect: `took_effect`),
+/// the interposer, in which a lock must take effect: [`took_effect`]),
 /// then runs and stores; returns the exit code (130 if the user stopped
 /// it: the program's group is ended first).
-pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &RunArgs) -> Result<Outcome> {
     // Ctrl-C and SIGTERM reach the lab, which ends the program's group.
-    crate::interrupt::install_with_term();
+    crate::core::interrupt::install_with_term();
     check_program(&a.command[0])?;
     let locks = chosen_locks(a.locks.as_deref())?;
     let rwlock = chosen_rwlock(&a.rwlock)?;
@@ -170,7 +145,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
         Some(m) => Some(regex::Regex::new(m).map_err(|e| {
             LabError::input(format!(
                 "--metric '{m}': not a regular expression: {}",
-                crate::error::one_line(&e.to_string())
+                crate::core::error::one_line(&e.to_string())
             ))
         })?),
         None => None,
@@ -234,7 +209,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
     leftovers.note(&shown, &probe);
     if probe.exit == Exit::Interrupted {
         noteln!("{}", interrupted(&shown));
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(Outcome::Exit(EXIT_INTERRUPTED));
     }
     if probe.exit != Exit::Code(0) {
         return Err(LabError::input(format!(
@@ -256,7 +231,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
     // The second probe: one unmeasured run under the interposer, which
     // marks whether it loaded and whether a lock of locklab's was set up.
     if let Some(code) = took_effect(&contenders, launch, &shown, timeout, &leftovers)? {
-        return Ok(code);
+        return Ok(Outcome::Exit(code));
     }
 
     let params = json!({
@@ -265,8 +240,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &RunArgs) -> Result<i32> {
         "contenders": contenders.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
     });
     let units = contenders.len() as u64 * u64::from(a.reps);
-    let progress = Progress::counting(units, progress_quiet(cli), "runs");
-    let r = stored_run(cli, argv, "run", params.clone(), &progress, |sink| {
+    let progress = Progress::counting(units, ctx.progress_quiet(), "runs");
+    let r = stored_run(ctx, "run", params.clone(), &progress, |sink| {
         let group = Group {
             bench: BENCH,
             threads: 1,
@@ -331,15 +306,23 @@ impl Study for Interposed {
         _meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         report::verdict(points)
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
         Some(report::plot)
     }
 
     fn plot_help(&self) -> Option<&'static str> {
         Some("`run` draws each lock's ratio to the baseline for a `locklab run`")
+    }
+}
+
+impl crate::core::study::RunCommand for RunArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Interposed);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

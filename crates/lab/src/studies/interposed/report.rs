@@ -3,13 +3,13 @@
 //! `--metric` figure, or the wall time), with the spread over repetitions;
 //! failures apart.
 
-use super::RunMetrics;
-use super::BASELINE;
-use crate::error::{LabError, Result};
-use crate::plot::{machine_line, write_svg, FONT, SIZE};
-use crate::program::launch::Exit;
-use crate::report::{fmt_ns, lock_width, sig};
-use crate::results::{median, Point, Rep, RunMeta};
+use super::record::{RunMetrics, BENCH, GLIBC_ELISION};
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{machine_line, write_svg, FONT, SIZE};
+use crate::core::program::launch::Exit;
+use crate::core::program::{BASELINE, PASSTHROUGH};
+use crate::core::report::{fmt_ns, lock_width, sig};
+use crate::core::results::{median, Point, Rep, RunMeta};
 use plotters::prelude::*;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -186,7 +186,7 @@ pub fn table(out: &mut String, points: &[&Point]) {
         let up = if m.is_finite() {
             format!(
                 "{m:.3} {}",
-                crate::report::spread(p.reps.len(), &format!("{lo:.3}"), &format!("{hi:.3}"))
+                crate::core::report::spread(p.reps.len(), &format!("{lo:.3}"), &format!("{hi:.3}"))
             )
         } else {
             "–".into()
@@ -221,8 +221,8 @@ pub fn table(out: &mut String, points: &[&Point]) {
 /// (paired over the interleaved repetitions), the one using the least CPU,
 /// the best of locklab's locks against the C library's own, and the
 /// failures.
-pub fn verdict(points: &[&Point]) -> Vec<crate::verdict::Section> {
-    use crate::verdict::{decisive, pick, Entrant, Line, Section};
+pub fn verdict(points: &[&Point]) -> Vec<crate::core::verdict::Section> {
+    use crate::core::verdict::{decisive, pick, Entrant, Line, Section};
     let Some(first) = points.first() else {
         return Vec::new();
     };
@@ -265,9 +265,7 @@ pub fn verdict(points: &[&Point]) -> Vec<crate::verdict::Section> {
     let base = ok.iter().copied().find(|p| p.lock == BASELINE);
     let own: Vec<Entrant> = entrants(value)
         .into_iter()
-        .filter(|e| {
-            e.name != BASELINE && e.name != super::PASSTHROUGH && e.name != super::GLIBC_ELISION
-        })
+        .filter(|e| e.name != BASELINE && e.name != PASSTHROUGH && e.name != GLIBC_ELISION)
         .collect();
     if let (Some(base), Some(best)) = (base, pick(&own, !f.higher_better)) {
         let b = ok
@@ -276,7 +274,7 @@ pub fn verdict(points: &[&Point]) -> Vec<crate::verdict::Section> {
             .expect("an entrant");
         let bv: Vec<f64> = base.reps.iter().map(|r| value(&f, r)).collect();
         let wv: Vec<f64> = b.reps.iter().map(|r| value(&f, r)).collect();
-        let r = crate::stats::paired_ratio(&bv, &wv);
+        let r = crate::core::stats::paired_ratio(&bv, &wv);
         let r = if f.higher_better { r } else { r.inverse() };
         let answer = if decisive(&r) {
             format!("{} beats it", best.winner)
@@ -313,7 +311,7 @@ pub fn verdict(points: &[&Point]) -> Vec<crate::verdict::Section> {
         .and_then(Value::as_str)
         .unwrap_or("?");
     vec![Section {
-        study: super::BENCH.into(),
+        study: BENCH.into(),
         title: command.to_string(),
         lines,
     }]
@@ -334,7 +332,7 @@ pub fn point_json(p: &Point, of_study: &[&Point]) -> Value {
 /// whiskers; the failures are left out (the title says how many).
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
     let run = meta.id_text();
-    let mine: Vec<&Point> = points.iter().filter(|p| p.bench == super::BENCH).collect();
+    let mine: Vec<&Point> = points.iter().filter(|p| p.bench == BENCH).collect();
     if mine.is_empty() {
         return Err(LabError::input(format!(
             "run {run} has no run points to plot (`locklab run` makes them)"

@@ -1,7 +1,8 @@
 //! The command line of `bench ipc`.
 
 use super::runner::Mode;
-use crate::cli::{parse_ns, parse_ns_list, parse_reps, parse_secs, CoreList, NsList};
+use crate::core::args::{parse_ns, parse_ns_list, CoreList, NsList};
+use crate::studies::shared::kernel::RepArgs;
 use clap::Args;
 
 /// Parameters of `bench ipc`.
@@ -21,7 +22,7 @@ pub struct IpcArgs {
     pub modes: ModeList,
     /// Emulated core counts for multi, shared and hold, like 1,2,4 or 1-4
     /// (default: 1 up to the CPUs this process may use).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::studies::kernel::parse_emulated_cores)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::studies::shared::kernel::parse_emulated_cores)]
     pub cores: Option<CoreList>,
     /// Mean exponential delay a server works between receiving and
     /// replying, ns, comma-separated (default 0,250,1000,4000); multi
@@ -35,19 +36,9 @@ pub struct IpcArgs {
     /// (seed 002 moved it out; this shows what that saved).
     #[arg(long)]
     pub switch_inside: bool,
-    /// Measured seconds per repetition.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.3")]
-    pub secs: f64,
-    /// Repetitions per point.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
-    pub reps: u32,
-    /// Pin emulated core i to CPU i mod CPUs.
-    #[arg(long)]
-    pub pin: bool,
-    /// Run `elide` on a CPU without RTM: every kernel entry then takes the
-    /// fall-back lock, and the output says so.
-    #[arg(long)]
-    pub allow_fallback: bool,
+    /// Seconds, repetitions, pinning, elision's fall-back path.
+    #[command(flatten)]
+    pub rep: RepArgs,
 }
 
 /// A validated list of `bench ipc` measurements, in the order given.
@@ -57,7 +48,7 @@ pub struct ModeList(pub Vec<Mode>);
 pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
     use Mode;
     let mut v = Vec::new();
-    let parts = crate::cli::name_items(s).ok_or_else(|| {
+    let parts = crate::core::args::name_items(s).ok_or_else(|| {
         format!("'{s}' has an empty measurement name: allowed all, single, multi, shared, hold")
     })?;
     for part in parts {
@@ -75,10 +66,4 @@ pub(crate) fn parse_modes(s: &str) -> Result<ModeList, String> {
         }
     }
     Ok(ModeList(v))
-}
-
-impl crate::studies::command::RunCommand for IpcArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
-    }
 }

@@ -8,19 +8,19 @@ pub mod report;
 pub mod runner;
 pub mod verdict;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes};
-use crate::studies::Study;
-use crate::sweep::Group;
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, RunMeta};
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::Group;
+use crate::studies::shared::ipc_points::BENCH;
+use crate::studies::shared::kernel::{
+    check_fallback_used, chosen_variants, contenders, cores_or_default, measure_and_store, notes,
+    run_group, NONE,
+};
 use args::IpcArgs;
 use serde_json::{json, Value};
-
-/// The name its points are stored under.
-pub const BENCH: &str = "ipc";
 
 /// The kernel IPC benchmarks: every variant at every point of every mode.
 pub struct IpcPlan {
@@ -82,7 +82,7 @@ impl IpcPlan {
         let shared = pt.mode == runner::Mode::Shared;
         self.variants
             .iter()
-            .filter(move |v| !(shared && v.name == "none"))
+            .filter(move |v| !(shared && v.name == NONE))
     }
 
     /// Repetitions to run, for progress.
@@ -120,13 +120,7 @@ pub fn run(
             reps: plan.reps,
             contenders: contenders(plan.runs_at(&pt), &plan.cfg, &pt),
         };
-        let done = group.run(
-            progress,
-            |name, rep| format!("ipc: {name} {at}, rep {rep}"),
-            |_, e| LabError::failed(format!("bench ipc: {at}: {e}")),
-            sink,
-        )?;
-        if !done {
+        if !run_group(group, &at, progress, sink)? {
             return Ok(false);
         }
     }
@@ -135,11 +129,9 @@ pub fn run(
 
 /// `bench ipc`: checks the arguments against this CPU (RTM) and each
 /// other, then measures and stores; returns the exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
-    let explicit = a.variants.is_some();
-    let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
-    let left_out = crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
-    let rtm = locklab_kernel::cc::rtm_available();
+pub fn command(ctx: &Ctx, a: &IpcArgs) -> Result<Outcome> {
+    let (variants, left_out) =
+        chosen_variants::<runner::IpcRuns>(a.variants.as_deref(), a.rep.allow_fallback)?;
     ipc_options_used(a, &variants)?;
     let cores = cores_or_default(a.cores.as_ref());
     let plan = IpcPlan {
@@ -150,12 +142,12 @@ pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
             .delay_ns
             .as_ref()
             .map_or_else(|| DEFAULT_IPC_DELAYS_NS.to_vec(), |d| d.0.clone()),
-        reps: a.reps,
+        reps: a.rep.reps,
         cfg: runner::IpcConfig {
-            secs: a.secs,
+            secs: a.rep.secs,
             switch_ns: a.switch_ns,
             switch_inside: a.switch_inside,
-            pin: a.pin,
+            pin: a.rep.pin,
         },
     };
     if plan.units() == 0 {
@@ -166,18 +158,27 @@ pub fn command(cli: &Cli, argv: &[String], a: &IpcArgs) -> Result<i32> {
     }
     let oversubscribed = plan.modes.iter().any(|m| *m != runner::Mode::Single);
     notes(&plan.variants, &plan.cores, oversubscribed, left_out);
-    let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
     let modes: Vec<&str> = plan.modes.iter().map(|m| m.name()).collect();
     let params = json!({
-        "variants": names, "modes": modes, "cores": plan.cores, "delays_ns": plan.delays_ns,
-        "reps": plan.reps, "ipc": plan.cfg, "rtm": rtm,
+        "modes": modes, "cores": plan.cores, "delays_ns": plan.delays_ns, "reps": plan.reps,
+        "ipc": plan.cfg,
     });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench ipc", params, &progress, |sink| {
-        run(&plan, &progress, sink)
-    });
-    progress.finish();
-    r
+    measure_and_store(
+        ctx,
+        BENCH,
+        &plan.variants,
+        params,
+        plan.units(),
+        |progress, sink| run(&plan, progress, sink),
+    )
+}
+
+impl crate::core::study::RunCommand for IpcArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Ipc);
+
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        command(ctx, self)
+    }
 }
 
 /// The server delays `bench ipc` sweeps unless `--delay-ns` says otherwise.
@@ -210,7 +211,7 @@ fn ipc_options_used(a: &IpcArgs, variants: &[runner::IpcVariant]) -> Result<()> 
             )));
         }
     }
-    check_fallback_used(variants, a.variants.is_some(), a.allow_fallback)
+    check_fallback_used(variants, a.variants.is_some(), a.rep.allow_fallback)
 }
 
 /// The study's reports: IPC cost, throughput against cores, hold times,
@@ -235,11 +236,11 @@ impl Study for Ipc {
         _meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         verdict::sections(points)
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
         Some(plot::plot)
     }
 

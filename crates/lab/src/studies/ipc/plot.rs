@@ -10,14 +10,14 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::report::{delay_ns, mode};
-use crate::error::{LabError, Result};
-use crate::plot::{
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{
     chart_builder, draw_mesh, machine_line, marker_shape, write_svg, FONT, PALETTE, SIZE,
 };
-use crate::report::{self, distinct};
-use crate::results::{Point, RunMeta};
-use crate::studies::model::ipc_family;
+use crate::core::report::distinct;
+use crate::core::results::{Point, RunMeta};
+use crate::studies::shared::ipc_points::{delay_ns, family, mode, BENCH};
+use crate::studies::shared::kernel::{self, rate_axis, RateAxis};
 use locklab_model::queueing::{fit_family, FitOptions, Repairman};
 
 /// Most cores a model line is carried to.
@@ -42,7 +42,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let run = meta.id_text();
     let multi: Vec<&Point> = points
         .iter()
-        .filter(|p| p.bench == "ipc" && mode(p) == "multi" && !p.reps.is_empty())
+        .filter(|p| p.bench == BENCH && mode(p) == "multi" && !p.reps.is_empty())
         .collect();
     if multi.is_empty() {
         return Err(LabError::input(format!(
@@ -62,7 +62,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     let mut fits: Vec<FamilyFit> = Vec::new();
     let mut lines: Vec<ModelLine> = Vec::new();
     for v in variants.iter().filter(|v| v.starts_with("bkl(")) {
-        let Ok(f) = fit_family(&ipc_family(points, v, &delays), &FitOptions::default()) else {
+        let Ok(f) = fit_family(&family(points, v, &delays), &FitOptions::default()) else {
             continue;
         };
         fits.push(FamilyFit {
@@ -84,29 +84,24 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         }
     }
 
-    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
+    let shown = |y: f64| kernel::shown(y, log_y);
     let ys = multi
         .iter()
         .flat_map(|p| {
             let (a, b, c) = p.stat(|r| r.throughput_ops_s);
             [a, b, c]
         })
-        .chain(lines.iter().flat_map(|l| l.values.iter().map(|v| v.1)))
-        .filter(|&y| shown(y));
-    let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(lo, hi), y| {
-        (lo.min(y), hi.max(y))
-    });
-    if hi <= 0.0 {
+        .chain(lines.iter().flat_map(|l| l.values.iter().map(|v| v.1)));
+    let Some(RateAxis {
+        scale,
+        unit,
+        lo: y_lo,
+        hi: y_hi,
+    }) = rate_axis(ys, log_y, "IPC")
+    else {
         return Err(LabError::input(format!(
             "run {run} has no IPC throughput to plot"
         )));
-    }
-    let (scale, unit) = report::throughput_unit(hi);
-    let unit = unit.replace("ops", "IPC");
-    let (y_lo, y_hi) = if log_y {
-        (lo / scale / 1.6, hi / scale * 1.6)
-    } else {
-        (0.0, hi / scale * 1.08)
     };
 
     let titles = [

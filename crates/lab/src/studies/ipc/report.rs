@@ -4,30 +4,15 @@
 //! lengths; in the text summary and as extra JSON keys per point.
 
 use super::runner::{cycles_per_ipc, hold_ticks, IpcMetrics};
-use crate::report::{
+use crate::core::report::{
     distinct, fmt_ns, host_wait_line, lock_width, rep_counts, sig, throughput_unit, top_throughput,
     WIDE_SPREAD,
 };
-use crate::results::{Point, RunMeta};
-use crate::studies::kernel::Elision;
+use crate::core::results::{Point, RunMeta};
+use crate::studies::shared::ipc_points::{delay_ns, mode};
+use crate::studies::shared::kernel::{Elision, NONE};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-
-/// The variant every overhead and ratio refers to.
-pub const NONE: &str = "none";
-
-/// A point's measurement (`single`, `multi`, `shared`, `hold`).
-pub fn mode(p: &Point) -> &str {
-    p.params.get("mode").and_then(Value::as_str).unwrap_or("")
-}
-
-/// A point's mean server delay, ns.
-pub fn delay_ns(p: &Point) -> u64 {
-    p.params
-        .get("delay_ns")
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
-}
 
 /// TSC ticks per ns on the machine of the run (NaN if unknown).
 fn ticks_per_ns(meta: &RunMeta) -> f64 {

@@ -16,11 +16,10 @@
 //! After every repetition the kernel's invariants are checked; a broken one
 //! fails the run.
 
-use crate::clock::ns_to_ticks;
-use crate::error::Result;
-use crate::results::{Rep, StudyMetrics};
-use crate::studies::kernel::{
-    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
+use crate::core::clock::ns_to_ticks;
+use crate::core::results::{Rep, StudyMetrics};
+use crate::studies::shared::kernel::{
+    check_run, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
@@ -190,11 +189,6 @@ impl KernelRun for IpcRuns {
 /// A kernel variant of `bench ipc`.
 pub type IpcVariant = KernelVariant<IpcRun>;
 
-/// Parses `--variants` for `bench ipc` ([`parse_variants_for`]).
-pub fn parse_variants(list: &str) -> Result<Vec<IpcVariant>> {
-    parse_variants_for::<IpcRuns>(list)
-}
-
 /// One repetition's emulated-kernel counters over the measured window (see
 /// [`super`]). `Rep::total_ops` counts one-way IPCs (system calls) and
 /// `Rep::ns_per_op` is the time one core spends per one-way IPC.
@@ -256,8 +250,8 @@ impl StudyMetrics for IpcMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::{ns_to_ticks, ticks_to_s};
-    use crate::measure::Span;
+    use crate::core::clock::{ns_to_ticks, ticks_to_s};
+    use crate::core::measure::Span;
 
     /// The counters were read 50 ms after the window closed (a controller
     /// preempted on a busy host): the rate divides the IPCs by the interval

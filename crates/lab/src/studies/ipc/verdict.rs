@@ -2,17 +2,17 @@
 //! overhead per IPC over `none` (paired over the repetitions); over the
 //! cores, each variant's throughput against `none` at the most cores
 //! measured, and the core count from which each big-lock variant stops
-//! keeping up with `none` (under [`KEEPS_UP`](crate::studies::kernel::KEEPS_UP) of its throughput).
+//! keeping up with `none` (under [`KEEPS_UP`](crate::studies::shared::kernel::KEEPS_UP) of its throughput).
 
-use super::report::{delay_ns, mode, NONE};
-use crate::report::distinct;
-use crate::results::Point;
-use crate::stats::{paired_ratio, sig3};
-use crate::studies::kernel::keeps_up;
-use crate::verdict::{Line, Section};
+use crate::core::report::distinct;
+use crate::core::results::Point;
+use crate::core::stats::{paired_ratio, sig3};
+use crate::core::verdict::{Line, Section};
+use crate::studies::shared::ipc_points::{delay_ns, mode, BENCH};
+use crate::studies::shared::kernel::{keeps_up, NONE};
 use serde_json::json;
 
-fn values(p: &Point, f: fn(&crate::results::Rep) -> f64) -> Vec<f64> {
+fn values(p: &Point, f: fn(&crate::core::results::Rep) -> f64) -> Vec<f64> {
     p.reps.iter().map(f).collect()
 }
 
@@ -59,7 +59,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
         }
         if !lines.is_empty() {
             out.push(Section {
-                study: super::BENCH.into(),
+                study: BENCH.into(),
                 title: "one core, one-way IPC".into(),
                 lines,
             });
@@ -95,20 +95,14 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
                 json: json!({"variant": v, "cores": top, "delay_ns": d, "ratio_to_none": r.json()}),
             });
             if v.starts_with("bkl") {
-                let (falls, answer, evidence) =
-                    keeps_up(&cores, |c| Some(ratio_at(c)?.ratio), "none's");
-                lines.push(Line {
-                    group: "big lock vs none".into(),
-                    question: v.to_string(),
-                    answer,
-                    evidence,
-                    json: json!({"variant": v, "delay_ns": d, "falls_behind_at_cores": falls}),
-                });
+                let ratio = |c| Some(ratio_at(c)?.ratio);
+                let json = json!({ "delay_ns": d });
+                lines.push(keeps_up(v, NONE, "none's", &cores, ratio, json));
             }
         }
         if !lines.is_empty() {
             out.push(Section {
-                study: super::BENCH.into(),
+                study: BENCH.into(),
                 title: format!("over the cores, server delay {d} ns"),
                 lines,
             });
@@ -120,20 +114,10 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Rep;
 
     fn point(v: &str, m: &str, cores: u32, rates: &[f64]) -> Point {
-        Point {
-            bench: "ipc".into(),
-            lock: v.into(),
-            threads: cores,
-            params: json!({"mode": m, "delay_ns": 0}),
-            reps: rates
-                .iter()
-                .enumerate()
-                .map(|(i, r)| Rep::one_thread(i as u32, 1.0, 1.0, *r as u64))
-                .collect(),
-        }
+        let params = json!({"mode": m, "delay_ns": 0});
+        crate::studies::shared::kernel::test_point("ipc", v, cores, params, rates)
     }
 
     #[test]

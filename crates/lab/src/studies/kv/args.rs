@@ -1,6 +1,7 @@
 //! The command line of `bench kv`.
 
-use crate::cli::{parse_reps, parse_secs, CoreList};
+use crate::core::args::CoreList;
+use crate::studies::shared::kernel::RepArgs;
 use clap::Args;
 use locklab_kernel::kv::{KeyDist, Workload};
 
@@ -18,7 +19,7 @@ pub struct KvArgs {
     /// driver, every other core a key-value server and its two clients;
     /// one core runs all of it (default: 1 up to the CPUs this process may
     /// use).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::studies::kernel::parse_emulated_cores)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::studies::shared::kernel::parse_emulated_cores)]
     pub cores: Option<CoreList>,
     /// YCSB workload: a (50 % updates), b (5 % updates), c (read-only, the
     /// seeds' choice), e (95 % short scans, 5 % inserts), f (50 %
@@ -32,19 +33,9 @@ pub struct KvArgs {
     /// How clients choose keys: zipfian (θ = 0.99, YCSB's default) or uniform.
     #[arg(long, value_parser = parse_keys, default_value = "zipfian")]
     pub keys: KeysArg,
-    /// Measured seconds per repetition.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_secs, default_value = "0.3")]
-    pub secs: f64,
-    /// Repetitions per point.
-    #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
-    pub reps: u32,
-    /// Pin emulated core i to CPU i mod CPUs.
-    #[arg(long)]
-    pub pin: bool,
-    /// Run `elide` on a CPU without RTM: every kernel entry then takes the
-    /// fall-back lock, and the output says so.
-    #[arg(long)]
-    pub allow_fallback: bool,
+    /// Seconds, repetitions, pinning, elision's fall-back path.
+    #[command(flatten)]
+    pub rep: RepArgs,
 }
 
 /// Most records a server's table holds (about 1 GB of records per server).
@@ -77,11 +68,5 @@ fn parse_records(s: &str) -> Result<u64, String> {
         _ => Err(format!(
             "'{s}' records: allowed a whole number from 1 to {MAX_RECORDS}"
         )),
-    }
-}
-
-impl crate::studies::command::RunCommand for KvArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
     }
 }

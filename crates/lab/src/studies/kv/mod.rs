@@ -9,23 +9,20 @@ pub mod report;
 pub mod runner;
 pub mod verdict;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, RunMeta};
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::Group;
 use crate::noteln;
-use crate::progress::Progress;
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::kernel::{check_fallback_used, contenders, cores_or_default, notes};
-use crate::studies::Study;
-use crate::sweep::Group;
+use crate::studies::shared::kernel::{
+    check_fallback_used, chosen_variants, contenders, cores_or_default, measure_and_store, notes,
+    run_group, NONE,
+};
 use args::KvArgs;
+use report::BENCH;
 use serde_json::{json, Value};
-
-/// The name its points are stored under.
-pub const BENCH: &str = "kv";
-
-/// The variant without synchronization, valid at one core only.
-pub const NONE: &str = "none";
 
 /// Every variant at every core count.
 pub struct KvPlan {
@@ -78,13 +75,7 @@ pub fn run(
             reps: plan.reps,
             contenders: contenders(plan.runs_at(cores), &plan.cfg, &pt),
         };
-        let done = group.run(
-            progress,
-            |name, rep| format!("kv: {name} {at}, rep {rep}"),
-            |_, e| LabError::failed(format!("bench kv: {at}: {e}")),
-            sink,
-        )?;
-        if !done {
+        if !run_group(group, &at, progress, sink)? {
             return Ok(false);
         }
     }
@@ -93,20 +84,18 @@ pub fn run(
 
 /// `bench kv`: checks the arguments, then measures and stores; returns the
 /// exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
-    let explicit = a.variants.is_some();
-    let mut variants = runner::parse_variants(a.variants.as_deref().unwrap_or("all"))?;
-    let left_out = crate::studies::kernel::check_rtm(&mut variants, explicit, a.allow_fallback)?;
-    check_fallback_used(&variants, explicit, a.allow_fallback)?;
-    let rtm = locklab_kernel::cc::rtm_available();
+pub fn command(ctx: &Ctx, a: &KvArgs) -> Result<Outcome> {
+    let (variants, left_out) =
+        chosen_variants::<runner::KvRuns>(a.variants.as_deref(), a.rep.allow_fallback)?;
+    check_fallback_used(&variants, a.variants.is_some(), a.rep.allow_fallback)?;
     let cores = cores_or_default(a.cores.as_ref());
     let plan = KvPlan {
         variants,
         cores,
-        reps: a.reps,
+        reps: a.rep.reps,
         cfg: runner::KvConfig {
-            secs: a.secs,
-            pin: a.pin,
+            secs: a.rep.secs,
+            pin: a.rep.pin,
             records: a.records,
             workload: a.workload.0,
             keys: a.keys.0,
@@ -125,17 +114,26 @@ pub fn command(cli: &Cli, argv: &[String], a: &KvArgs) -> Result<i32> {
         );
     }
     notes(&plan.variants, &plan.cores, true, left_out);
-    let names: Vec<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
     let params = json!({
-        "variants": names, "cores": plan.cores, "reps": plan.reps, "kv": plan.cfg, "rtm": rtm,
+        "cores": plan.cores, "reps": plan.reps, "kv": plan.cfg,
         "clients_per_server": locklab_kernel::kv::CLIENTS_PER_SERVER,
     });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench kv", params, &progress, |sink| {
-        run(&plan, &progress, sink)
-    });
-    progress.finish();
-    r
+    measure_and_store(
+        ctx,
+        BENCH,
+        &plan.variants,
+        params,
+        plan.units(),
+        |progress, sink| run(&plan, progress, sink),
+    )
+}
+
+impl crate::core::study::RunCommand for KvArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Kv);
+
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        command(ctx, self)
+    }
 }
 
 /// The study's reports: throughput, utilisation and Xput against cores.
@@ -159,11 +157,11 @@ impl Study for Kv {
         _meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         verdict::sections(points)
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
         Some(plot::plot)
     }
 

@@ -7,18 +7,19 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::report::{throughput, xput};
-use crate::error::{LabError, Result};
-use crate::plot::{chart_builder, draw_mesh, machine_line, write_svg, FONT, PALETTE, SIZE};
-use crate::report::{self, distinct};
-use crate::results::{Point, RunMeta};
+use super::report::{throughput, xput, BENCH};
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{chart_builder, draw_mesh, machine_line, write_svg, FONT, PALETTE, SIZE};
+use crate::core::report::distinct;
+use crate::core::results::{Point, RunMeta};
+use crate::studies::shared::kernel::{self, rate_axis, RateAxis};
 
 /// Writes the chart of the run's kv points to `out`.
 pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result<()> {
     let run = meta.id_text();
     let pts: Vec<&Point> = points
         .iter()
-        .filter(|p| p.bench == super::BENCH && !p.reps.is_empty())
+        .filter(|p| p.bench == BENCH && !p.reps.is_empty())
         .collect();
     if pts.is_empty() {
         return Err(LabError::input(format!(
@@ -27,28 +28,21 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     }
     let variants: Vec<&str> = distinct(pts.iter().map(|p| p.lock.as_str()));
     let x_max = pts.iter().map(|p| p.threads).max().unwrap_or(1);
-    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
-    let ys = pts
-        .iter()
-        .flat_map(|p| {
-            let (_, lo, hi) = p.stat(|r| r.throughput_ops_s);
-            [lo, hi, xput(p)]
-        })
-        .filter(|&y| shown(y));
-    let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(lo, hi), y| {
-        (lo.min(y), hi.max(y))
+    let shown = |y: f64| kernel::shown(y, log_y);
+    let ys = pts.iter().flat_map(|p| {
+        let (_, lo, hi) = p.stat(|r| r.throughput_ops_s);
+        [lo, hi, xput(p)]
     });
-    if hi <= 0.0 {
+    let Some(RateAxis {
+        scale,
+        unit,
+        lo: y_lo,
+        hi: y_hi,
+    }) = rate_axis(ys, log_y, "req")
+    else {
         return Err(LabError::input(format!(
             "run {run} has no key-value throughput to plot"
         )));
-    }
-    let (scale, unit) = report::throughput_unit(hi);
-    let unit = unit.replace("ops", "req");
-    let (y_lo, y_hi) = if log_y {
-        (lo / scale / 1.6, hi / scale * 1.6)
-    } else {
-        (0.0, hi / scale * 1.08)
     };
     let first = pts[0];
     let p = |k: &str| {

@@ -4,13 +4,16 @@
 //! text summary and as extra JSON keys per point.
 
 use super::runner::KvMetrics;
-use crate::report::{
+use crate::core::report::{
     distinct, host_wait_line, lock_width, rep_counts, sig, throughput_unit, WIDE_SPREAD,
 };
-use crate::results::{median, Point, RunMeta};
-use crate::studies::kernel::Elision;
+use crate::core::results::{median, Point, RunMeta};
+use crate::studies::shared::kernel::{Elision, NONE};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
+
+/// The name its points are stored under.
+pub const BENCH: &str = "kv";
 
 fn metrics(p: &Point) -> Vec<KvMetrics> {
     p.reps
@@ -276,7 +279,7 @@ pub fn tables(out: &mut String, _meta: &RunMeta, points: &[&Point]) {
     if let Some(line) = host_wait_line(points, host_wait, at) {
         let _ = writeln!(out, "{line}");
     }
-    if variants.contains(&super::NONE) {
+    if variants.contains(&NONE) {
         let _ = writeln!(
             out,
             "  none runs at 1 core only: beyond, the driver and the servers share kernel objects"

@@ -15,10 +15,9 @@
 //! system's (every request accounted for, tables intact, no lost wake-up
 //! or interrupt) are checked; a broken one fails the run.
 
-use crate::error::Result;
-use crate::results::{Rep, StudyMetrics};
-use crate::studies::kernel::{
-    check_run, parse_variants_for, windowed, KernelRun, KernelVariant, Variant, Windowed,
+use crate::core::results::{Rep, StudyMetrics};
+use crate::studies::shared::kernel::{
+    check_run, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
 use locklab_kernel::kv::{KeyDist, KvParams, KvSystem, OpCounts, Workload};
 use locklab_kernel::stats::CoreStats;
@@ -74,11 +73,6 @@ impl KernelRun for KvRuns {
 
 /// A kernel variant of `bench kv`.
 pub type KvVariant = KernelVariant<KvRun>;
-
-/// Parses `--variants` with `bench ipc`'s parser (the same names).
-pub fn parse_variants(list: &str) -> Result<Vec<KvVariant>> {
-    parse_variants_for::<KvRuns>(list)
-}
 
 /// One repetition of `pt` under variant `C`.
 pub fn run_rep<C: Variant>(cfg: &KvConfig, pt: &KvPoint) -> std::result::Result<Rep, String> {
@@ -177,10 +171,10 @@ pub struct KvMetrics {
     /// Per core: busy time over the window (from the idle loop's time).
     pub utilisation: Vec<f64>,
     /// Their mean.
-    #[serde(deserialize_with = "crate::results::nan_if_null")]
+    #[serde(deserialize_with = "crate::core::results::nan_if_null")]
     pub mean_utilisation: f64,
     /// Throughput over the mean utilisation, requests per second.
-    #[serde(deserialize_with = "crate::results::nan_if_null")]
+    #[serde(deserialize_with = "crate::core::results::nan_if_null")]
     pub xput: f64,
     /// YCSB operations completed, by kind.
     pub reads: u64,

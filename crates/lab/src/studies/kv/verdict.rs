@@ -1,15 +1,15 @@
 //! The verdict of `bench kv`: at the most cores measured, each kernel
 //! variant's Xput and its throughput against the best variant's (paired
 //! over the repetitions), and the core count from which each big-lock
-//! variant stops keeping up with the best (under [`KEEPS_UP`](crate::studies::kernel::KEEPS_UP) of its
+//! variant stops keeping up with the best (under [`KEEPS_UP`](crate::studies::shared::kernel::KEEPS_UP) of its
 //! throughput; seed 002 §5.2.2: "the BKL keeps up until 5 cores").
 
-use super::report::xput;
-use crate::report::distinct;
-use crate::results::Point;
-use crate::stats::{paired_ratio, sig3};
-use crate::studies::kernel::keeps_up;
-use crate::verdict::{Line, Section};
+use super::report::{xput, BENCH};
+use crate::core::report::distinct;
+use crate::core::results::Point;
+use crate::core::stats::{paired_ratio, sig3};
+use crate::core::verdict::{Line, Section};
+use crate::studies::shared::kernel::{keeps_up, NONE};
 use serde_json::json;
 
 fn tput(p: &Point) -> Vec<f64> {
@@ -22,7 +22,7 @@ fn best_at<'a>(points: &[&'a Point], cores: u32) -> Option<&'a Point> {
     points
         .iter()
         .copied()
-        .filter(|p| p.threads == cores && !p.reps.is_empty() && p.lock != super::NONE)
+        .filter(|p| p.threads == cores && !p.reps.is_empty() && p.lock != NONE)
         .max_by(|a, b| {
             a.stat(|r| r.throughput_ops_s)
                 .0
@@ -46,7 +46,7 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
             .copied()
             .find(|p| p.lock == v && p.threads == c && !p.reps.is_empty())
     };
-    let (scale, unit) = crate::report::throughput_unit(xput(best));
+    let (scale, unit) = crate::core::report::throughput_unit(xput(best));
     let unit = unit.replace("ops", "req");
     let mut lines = Vec::new();
     for v in distinct(points.iter().map(|p| p.lock.as_str())) {
@@ -72,18 +72,12 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
                 let (p, b) = (find(v, c)?, best_at(points, c)?);
                 Some(paired_ratio(&tput(b), &tput(p)).ratio)
             };
-            let (falls, answer, evidence) = keeps_up(&cores, ratio_at, "the best variant's");
-            lines.push(Line {
-                group: "big lock vs the best".into(),
-                question: v.to_string(),
-                answer,
-                evidence,
-                json: json!({"variant": v, "falls_behind_at_cores": falls}),
-            });
+            let whose = "the best variant's";
+            lines.push(keeps_up(v, "the best", whose, &cores, ratio_at, json!({})));
         }
     }
     vec![Section {
-        study: super::BENCH.into(),
+        study: BENCH.into(),
         title: "key-value requests over the cores".into(),
         lines,
     }]
@@ -92,20 +86,10 @@ pub fn sections(points: &[&Point]) -> Vec<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Rep;
 
     fn point(v: &str, cores: u32, rates: &[f64]) -> Point {
-        Point {
-            bench: "kv".into(),
-            lock: v.into(),
-            threads: cores,
-            params: json!({"workload": "c"}),
-            reps: rates
-                .iter()
-                .enumerate()
-                .map(|(i, r)| Rep::one_thread(i as u32, 1.0, 1.0, *r as u64))
-                .collect(),
-        }
+        let params = json!({"workload": "c"});
+        crate::studies::shared::kernel::test_point("kv", v, cores, params, rates)
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The command line of `bench lhp`.
 
-use crate::cli::{parse_ns, parse_reps, parse_secs, ThreadList};
-use crate::studies::spin::args::Workload;
+use crate::core::args::{parse_ns, parse_reps, parse_secs, ThreadList};
+use crate::studies::shared::contention::args::Workload;
 use clap::Args;
 
 /// Parameters of `bench lhp`.
@@ -48,10 +48,4 @@ pub(crate) fn parse_multiples(s: &str) -> Result<ThreadList, String> {
         }
     }
     Ok(ThreadList(v))
-}
-
-impl crate::studies::command::RunCommand for LhpArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
-    }
 }

@@ -1,18 +1,18 @@
 //! `bench lhp`: lock-holder preemption. The contention sweep of
-//! [`crate::studies::spin`] at one thread and at multiples of this
+//! [`crate::studies::shared::contention`] at one thread and at multiples of this
 //! machine's cores, with each lock's preemption sensitivity.
 
 pub mod args;
 pub mod report;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::registry;
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::spin::{self, spin_cfg, SpinPlan};
-use crate::studies::Study;
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::registry;
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::studies::shared::contention::{self as spin, spin_cfg, SpinPlan};
 use args::LhpArgs;
 use serde_json::{json, Value};
 
@@ -24,14 +24,14 @@ pub const BENCH: &str = "lhp";
 /// machine's cores; an input error names the first multiple that exceeds
 /// the thread limit.
 pub(crate) fn lhp_threads(multiples: &[u32]) -> Result<Vec<u32>> {
-    let cores = crate::machine::cpus() as u32;
+    let cores = crate::core::machine::cpus() as u32;
     let mut threads = vec![1];
     for &m in multiples {
         let t = m * cores;
-        if t > crate::cli::MAX_THREADS {
+        if t > crate::core::args::MAX_THREADS {
             return Err(LabError::input(format!(
                 "--multiples {m}: {m} × {cores} cores = {t} threads; allowed up to {} threads",
-                crate::cli::MAX_THREADS
+                crate::core::args::MAX_THREADS
             )));
         }
         if !threads.contains(&t) {
@@ -42,17 +42,17 @@ pub(crate) fn lhp_threads(multiples: &[u32]) -> Result<Vec<u32>> {
 }
 
 /// `bench lhp`: measures and stores the sweep; returns the exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &LhpArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &LhpArgs) -> Result<Outcome> {
     let plan = SpinPlan {
         bench: BENCH,
-        locks: crate::studies::locks::parse_list(&a.locks)?,
+        locks: crate::core::locks::parse_list(&a.locks)?,
         threads: lhp_threads(&a.multiples.0)?,
         reps: a.reps,
         cfg: spin_cfg(&a.work, a.delay_ns, a.secs)?,
     };
     let params = json!({ "locks": registry::names_of(&plan.locks), "threads": plan.threads, "reps": plan.reps, "lhp": plan.cfg });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench lhp", params, &progress, |sink| {
+    let progress = Progress::new(plan.units(), ctx.progress_quiet());
+    let r = stored_run(ctx, "bench lhp", params, &progress, |sink| {
         spin::run(&plan, &progress, sink)
     });
     progress.finish();
@@ -68,7 +68,7 @@ impl Study for Lhp {
     }
 
     fn text(&self, out: &mut String, meta: &RunMeta, points: &[&Point], _all: &[Point]) {
-        for (params, group) in crate::report::by_params(points) {
+        for (params, group) in crate::core::report::by_params(points) {
             out.push('\n');
             spin::report::tables(out, BENCH, params, &group);
             report::sensitivity_table(out, &group, meta.machine.cores as u32);
@@ -89,18 +89,28 @@ impl Study for Lhp {
         meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         spin::verdict::sections(BENCH, meta, points)
     }
 
     fn brief(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
-        for (params, group) in crate::report::by_params(points) {
+        for (params, group) in crate::core::report::by_params(points) {
             out.push('\n');
             spin::report::throughput_table(out, BENCH, params, &group);
         }
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
-        Some(|meta, points, out, log_y| crate::plot::by_threads(meta, points, BENCH, out, log_y))
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
+        Some(|meta, points, out, log_y| {
+            crate::core::plot::by_threads(meta, points, BENCH, out, log_y)
+        })
+    }
+}
+
+impl crate::core::study::RunCommand for LhpArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Lhp);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

@@ -1,7 +1,7 @@
 //! `bench lhp`'s own figure: each lock's preemption sensitivity.
 
-use crate::report::{distinct, lock_width};
-use crate::results::Point;
+use crate::core::report::{distinct, lock_width};
+use crate::core::results::Point;
 use std::fmt::Write as _;
 
 /// Each lock's preemption sensitivity: median throughput at 4 × `cores`

@@ -1,6 +1,6 @@
 //! The command line of `model predict` and `model fit`.
 
-use crate::cli::{parse_core_list, parse_ns, parse_run, CoreList, RunRef};
+use crate::core::args::{parse_core_list, parse_ns, parse_run, CoreList, RunRef};
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -47,7 +47,7 @@ pub struct PredictArgs {
     #[arg(long, value_name = "LIST", allow_negative_numbers = true, value_parser = parse_cores)]
     pub cores: CoreList,
     /// The model.
-    #[arg(long, value_parser = crate::cli::trimmed_enum::<ModelName>(), default_value = "repairman")]
+    #[arg(long, value_parser = crate::core::args::trimmed_enum::<ModelName>(), default_value = "repairman")]
     pub model: ModelName,
     /// With --model ticket: the hand-off cost C each core at the lock adds to S (same unit; 0 or more).
     #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = parse_handoff)]
@@ -137,12 +137,6 @@ pub(crate) fn parse_first(s: &str) -> Result<usize, String> {
 /// Core counts for the models (up to [`MODEL_MAX_CORES`]).
 pub(crate) fn parse_cores(s: &str) -> Result<CoreList, String> {
     parse_core_list(s, MODEL_MAX_CORES)
-}
-
-impl crate::studies::command::RunCommand for ModelArgs {
-    fn run(&self, cli: &crate::cli::Cli, _argv: &[String]) -> crate::Result<i32> {
-        super::run(cli, self)
-    }
 }
 
 #[cfg(test)]

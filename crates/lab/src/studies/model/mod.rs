@@ -8,11 +8,13 @@
 
 pub mod args;
 
-use crate::cli::{Cli, RunRef};
-use crate::error::{LabError, Result};
+use crate::core::args::RunRef;
+use crate::core::error::{LabError, Result};
+use crate::core::results::Point;
+use crate::core::store::Store;
+use crate::core::study::Ctx;
 use crate::outln;
-use crate::results::Point;
-use crate::store::Store;
+use crate::studies::shared::ipc_points::{self, delay_ns, mode};
 use args::{FitArgs, ModelArgs, ModelKind, ModelName, PredictArgs, MODEL_MAX_CORES};
 use locklab_model::queueing::{
     fit, fit_family, Fit, FitError, FitOptions, Repairman, Solution, Ticket, MAX_THROUGHPUT,
@@ -23,10 +25,16 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// Runs `model predict` or `model fit`; returns the exit code.
-pub fn run(cli: &Cli, a: &ModelArgs) -> Result<i32> {
+pub fn run(ctx: &Ctx, a: &ModelArgs) -> Result<i32> {
     match &a.kind {
-        ModelKind::Predict(p) => predict(cli.json, p),
-        ModelKind::Fit(f) => fit_command(cli, f),
+        ModelKind::Predict(p) => predict(ctx.json, p),
+        ModelKind::Fit(f) => fit_command(ctx, f),
+    }
+}
+
+impl crate::core::study::RunCommand for ModelArgs {
+    fn run(&self, ctx: &Ctx) -> Result<crate::core::study::Outcome> {
+        run(ctx, self).map(crate::core::study::Outcome::Exit)
     }
 }
 
@@ -140,7 +148,7 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
             format!("{:.3}", p.throughput * s),
         );
     }
-    crate::out::print(&out)?;
+    crate::core::out::print(&out)?;
     Ok(0)
 }
 
@@ -157,9 +165,9 @@ fn knee_line(m: &Repairman) -> String {
     )
 }
 
-fn fit_command(cli: &Cli, a: &FitArgs) -> Result<i32> {
+fn fit_command(ctx: &Ctx, a: &FitArgs) -> Result<i32> {
     if let Some(run) = a.run {
-        return fit_run(cli, a, run);
+        return fit_run(ctx, a, run);
     }
     let Some(path) = &a.csv else {
         return Err(LabError::input("model fit needs --csv FILE or --run ID"));
@@ -182,43 +190,26 @@ fn fit_command(cli: &Cli, a: &FitArgs) -> Result<i32> {
     let f = fit_points(&csv.points, a.first, a.delay, &name, &|i| {
         format!("{name} line {}", csv.lines[i])
     })?;
-    if cli.json {
+    if ctx.json {
         outln!(
             "{}",
             serde_json::to_string_pretty(&fit_json(&f, &name)).expect("serialises")
         )?;
     } else {
-        crate::out::print(&fit_text(&f, &name, distinct(&csv.points)))?;
+        crate::core::out::print(&fit_text(&f, &name, distinct(&csv.points)))?;
     }
     Ok(0)
 }
 
-/// One `multi` curve of a stored `bench ipc` run: (cores, median one-way
-/// IPCs per ns) for `variant` at `delay_ns`.
-pub fn ipc_curve(points: &[Point], variant: &str, delay_ns: u64) -> Vec<(f64, f64)> {
-    let mut v: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|p| {
-            p.bench == "ipc"
-                && crate::studies::ipc::report::mode(p) == "multi"
-                && p.lock == variant
-                && crate::studies::ipc::report::delay_ns(p) == delay_ns
-        })
-        .map(|p| (f64::from(p.threads), p.stat(|r| r.throughput_ops_s).0 / 1e9))
-        .collect();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    v
-}
-
 /// `model fit --run`: the repairman model fitted to one multi ping-pong
 /// curve of a stored `bench ipc` run.
-fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
-    let store = Store::open_read_only(&cli.db)?;
-    let id = crate::run::resolve(&store, run)?;
+fn fit_run(ctx: &Ctx, a: &FitArgs, run: RunRef) -> Result<i32> {
+    let store = Store::open_read_only(&ctx.db)?;
+    let id = crate::core::run::resolve(&store, run)?;
     let (meta, points) = store.load(id)?;
     let multi: Vec<&Point> = points
         .iter()
-        .filter(|p| p.bench == "ipc" && crate::studies::ipc::report::mode(p) == "multi")
+        .filter(|p| p.bench == ipc_points::BENCH && mode(p) == "multi")
         .collect();
     if multi.is_empty() {
         return Err(LabError::input(format!(
@@ -251,7 +242,7 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
     let mut delays: Vec<u64> = multi
         .iter()
         .filter(|p| p.lock == variant)
-        .map(|p| crate::studies::ipc::report::delay_ns(p))
+        .map(|p| delay_ns(p))
         .collect();
     delays.sort_unstable();
     delays.dedup();
@@ -271,15 +262,15 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
             )))
         }
         None if delays.len() == 1 => delays[0],
-        None => return fit_run_family(cli, a, id, &meta, &points, &variant, &delays),
+        None => return fit_run_family(ctx, a, id, &meta, &points, &variant, &delays),
     };
-    let curve = ipc_curve(&points, &variant, delay);
+    let curve = ipc_points::curve(&points, &variant, delay);
     let name = format!("run {id} {variant} at {delay} ns delay (IPCs per ns)");
     let f = fit_points(&curve, a.first, a.delay, &name, &|i| {
         format!("{name}, {} cores", curve[i].0)
     })?;
     let cycles_per_ns = meta.machine.tsc_hz.map(|hz| hz as f64 / 1e9);
-    if cli.json {
+    if ctx.json {
         let mut v = fit_json(&f, &name);
         v["variant"] = variant.as_str().into();
         v["delay_ns"] = delay.into();
@@ -290,7 +281,7 @@ fn fit_run(cli: &Cli, a: &FitArgs, run: RunRef) -> Result<i32> {
         }
         outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"))?;
     } else {
-        crate::out::print(&fit_text(&f, &name, distinct(&curve)))?;
+        crate::core::out::print(&fit_text(&f, &name, distinct(&curve)))?;
         if let Some(c) = cycles_per_ns {
             outln!(
                 "in TSC cycles: S = {} and Z = {}",
@@ -395,7 +386,7 @@ pub fn read_csv(path: &Path) -> Result<CsvPoints> {
     let name = path.display();
     // A FIFO or a device is refused, and a file read up to a bound far
     // above any curve of measured points.
-    let text = crate::files::read_input(
+    let text = crate::core::files::read_input(
         "--csv",
         path,
         16 << 20,
@@ -588,27 +579,17 @@ fn pct(fraction: f64) -> String {
     format!("{:.1} %", 100.0 * fraction)
 }
 
-/// The curves of `variant` at every delay of a stored `bench ipc` run, as
-/// a family for [`fit_family`]: the curve at delay d has Z = z₀ + d/2 per
-/// one-way IPC (a round trip is two system calls and one server delay).
-pub fn ipc_family(points: &[Point], variant: &str, delays: &[u64]) -> Vec<(f64, Vec<(f64, f64)>)> {
-    delays
-        .iter()
-        .map(|&d| (d as f64 / 2.0, ipc_curve(points, variant, d)))
-        .collect()
-}
-
 /// `model fit --run` over every delay at once: one S and one z₀.
 fn fit_run_family(
-    cli: &Cli,
+    ctx: &Ctx,
     a: &FitArgs,
     id: i64,
-    meta: &crate::results::RunMeta,
+    meta: &crate::core::results::RunMeta,
     points: &[Point],
     variant: &str,
     delays: &[u64],
 ) -> Result<i32> {
-    let fam = ipc_family(points, variant, delays);
+    let fam = ipc_points::family(points, variant, delays);
     let name = format!("run {id} {variant} at every delay (IPCs per ns)");
     let options = FitOptions {
         delay: a.delay,
@@ -630,7 +611,7 @@ fn fit_run_family(
         _ => LabError::input(format!("{name}: {e}")),
     })?;
     let cycles = meta.machine.tsc_hz.map(|hz| hz as f64 / 1e9);
-    if cli.json {
+    if ctx.json {
         let mut v = fit_json(&f, &name);
         v["variant"] = variant.into();
         v["joint"] = true.into();
@@ -702,7 +683,7 @@ fn fit_run_family(
             format!("{:+.2}", 100.0 * (x - m) / x)
         );
     }
-    crate::out::print(&out)?;
+    crate::core::out::print(&out)?;
     Ok(0)
 }
 

@@ -9,35 +9,28 @@
 //! one's pattern.
 
 pub mod args;
-pub mod parse;
 pub mod report;
 pub mod symbols;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::noteln;
-use crate::program::launch::{run_once, Exit, Launch};
-use crate::program::{
+use crate::core::error::{LabError, Result};
+use crate::core::program::launch::{run_once, Exit, Launch};
+use crate::core::program::{
     check_program, chosen_locks, chosen_rwlock, ended, interrupted, preload, shared_tempdir, shown,
     Leftovers, VARS,
 };
-use crate::progress::Progress;
-use crate::results::{Point, Rep, RunMeta};
-use crate::run::EXIT_INTERRUPTED;
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
+use crate::core::progress::Progress;
+use crate::core::results::{Point, Rep, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::run::EXIT_INTERRUPTED;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::noteln;
+use crate::studies::shared::lock_profile::{self as parse, Counts, Process, BENCH};
 use args::ProfileArgs;
-use parse::{Counts, Process};
+use report::KEEP;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::time::Duration;
-
-/// The name its points are stored under.
-pub const BENCH: &str = "profile";
-
-/// Objects stored one by one per process (the most waited-on, then the
-/// most taken); the rest are stored as one summary point.
-const KEEP: usize = 500;
 
 /// `--lock`: one mutex the interposer can put under a program.
 fn chosen_lock(name: &str) -> Result<&'static str> {
@@ -108,10 +101,10 @@ fn points_of(p: &Process, resolver: &mut symbols::Resolver) -> Vec<Point> {
 
 /// `locklab profile`: checks the names, the program and the interposer,
 /// runs the program once with counting on, then stores and prints.
-pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &ProfileArgs) -> Result<Outcome> {
     // Ctrl-C and SIGTERM reach the lab, which ends the program's group
     // and removes the profile's directory.
-    crate::interrupt::install_with_term();
+    crate::core::interrupt::install_with_term();
     check_program(&a.command[0])?;
     let lock = chosen_lock(&a.lock)?;
     let rwlock = chosen_rwlock(&a.rwlock)?;
@@ -139,7 +132,7 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
     Leftovers::default().note(&shown, &o);
     if o.exit == Exit::Interrupted {
         noteln!("{}", interrupted(&shown));
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(Outcome::Exit(EXIT_INTERRUPTED));
     }
     let processes = parse::read_dir(dir.path())
         .map_err(|e| LabError::failed(format!("cannot read the profile: {e}")))?;
@@ -183,8 +176,8 @@ pub fn command(cli: &Cli, argv: &[String], a: &ProfileArgs) -> Result<i32> {
         "wall_s": o.wall_s, "exit": o.exit.to_string(),
         "processes": processes.len(), "processes_without_locks": lockless,
     });
-    let progress = Progress::counting(points.len() as u64, progress_quiet(cli), "lock objects");
-    stored_run(cli, argv, BENCH, params, &progress, |sink| {
+    let progress = Progress::counting(points.len() as u64, ctx.progress_quiet(), "lock objects");
+    stored_run(ctx, BENCH, params, &progress, |sink| {
         for p in points {
             sink(p)?;
         }
@@ -206,5 +199,13 @@ impl Study for Profile {
 
     fn point_json(&self, _meta: &RunMeta, p: &Point, _of: &[&Point], _all: &[Point]) -> Value {
         report::point_json(p)
+    }
+}
+
+impl crate::core::study::RunCommand for ProfileArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Profile);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

@@ -2,13 +2,17 @@
 //! waited-on first, and a `bench spin` command with the worst one's
 //! pattern.
 
-use super::parse::Counts;
+use crate::studies::shared::lock_profile::{mean, spin_workload, Counts};
+
+/// Objects stored one by one per process (the most waited-on, then the
+/// most taken); the rest are stored as one summary point.
+pub const KEEP: usize = 500;
 
 /// One acquisition in this many has its hold timed (the interposer's
 /// `profile::SAMPLE`).
 pub const SAMPLE: u64 = 16;
-use crate::report::fmt_ns;
-use crate::results::{Point, RunMeta};
+use crate::core::report::fmt_ns;
+use crate::core::results::{Point, RunMeta};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -29,39 +33,6 @@ fn process<'a>(p: &'a Point, k: &str) -> &'a Value {
         .get("process")
         .and_then(|v| v.get(k))
         .unwrap_or(&Value::Null)
-}
-
-/// Mean of a total over a count (NaN for none).
-fn mean(total: u64, n: u64) -> f64 {
-    if n == 0 {
-        f64::NAN
-    } else {
-        total as f64 / n as f64
-    }
-}
-
-/// The workload of `bench spin` that has this lock's pattern: its threads,
-/// its mean hold as the critical section, and as the delay between a
-/// thread's acquisitions what is left of each thread's share of the
-/// lock's active time (from its first acquisition to its last) once the
-/// hold and the wait are taken out. `None` if it was never contended or
-/// never held exclusive.
-pub fn spin_workload(c: &Counts) -> Option<(u32, u64, u64)> {
-    if c.contended + c.read_contended == 0 || c.acquisitions == 0 {
-        return None;
-    }
-    let threads = c.threads.max(2);
-    let cs = mean(c.hold_total_ns, c.acquisitions);
-    let waited = mean(c.wait_ns(), c.acquisitions + c.reads);
-    let window = c.last_ns.saturating_sub(c.first_ns) as f64;
-    let cycle = window * f64::from(threads) / (c.acquisitions + c.reads) as f64;
-    let delay = (cycle - cs - waited).max(0.0);
-    let cap = crate::cli::MAX_NS as f64;
-    Some((
-        threads,
-        cs.round().min(cap) as u64,
-        delay.round().min(cap) as u64,
-    ))
 }
 
 /// The ready command for [`spin_workload`].
@@ -135,7 +106,7 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
             out,
             "\npid {pid} {}: {} s, {} thread(s) took locks, {} lock objects, {contended} contended{}",
             process(first, "exe").as_str().unwrap_or("?"),
-            crate::report::sig(process(first, "elapsed_ns").as_f64().unwrap_or(0.0) * 1e-9),
+            crate::core::report::sig(process(first, "elapsed_ns").as_f64().unwrap_or(0.0) * 1e-9),
             process(first, "threads"),
             process(first, "objects"),
             if wait > 0 {
@@ -186,8 +157,8 @@ pub fn table(out: &mut String, meta: &RunMeta, points: &[&Point]) {
                 out,
                 "  … {} more objects (`locklab show --json` has the first {}{})",
                 objects - top as u64,
-                mine.len().min(super::KEEP),
-                if mine.len() > super::KEEP {
+                mine.len().min(KEEP),
+                if mine.len() > KEEP {
                     " and the sum of the rest"
                 } else {
                     ""

@@ -21,7 +21,7 @@
 //! past unnamed functions. An import (an undefined symbol) is never a
 //! name for code in the module either, whatever address it carries.
 
-use super::parse::Caller;
+use crate::studies::shared::lock_profile::Caller;
 use object::{Object, ObjectKind, ObjectSymbol, SymbolKind};
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! The command line of `sim lhp`.
 
-use crate::cli::{parse_count, parse_reps, parse_thread_count};
+use crate::core::args::{parse_count, parse_reps, parse_thread_count};
 use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 
@@ -118,7 +118,7 @@ pub(crate) fn parse_experiment(s: &str) -> Result<Experiment, String> {
 /// given without duplicates.
 pub fn parse_policies(s: &str) -> Result<PolicyList, String> {
     let mut v = Vec::new();
-    let parts = crate::cli::name_items(s).ok_or_else(|| {
+    let parts = crate::core::args::name_items(s).ok_or_else(|| {
         format!(
             "'{s}' has an empty policy name: allowed all or a list of {}",
             Policy::names()
@@ -210,12 +210,6 @@ pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
             u64::MAX
         )
     })
-}
-
-impl crate::studies::command::RunCommand for SimLhpArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::run(cli, argv, self)
-    }
 }
 
 #[cfg(test)]

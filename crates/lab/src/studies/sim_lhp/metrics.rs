@@ -1,8 +1,16 @@
-//! What a `sim lhp` repetition keeps beyond the fields every repetition
-//! has: the row of its table, and the simulator's own work.
+//! What a `sim lhp` run is stored as: its kind, its points' `bench`, and
+//! what a repetition keeps beyond the fields every repetition has (the row
+//! of its table, and the simulator's own work).
 
-use crate::results::{nan_if_null, StudyMetrics};
+use crate::core::results::{nan_if_null, StudyMetrics};
+pub use locklab_model::lhp::{RowMetrics, VmRow};
 use serde::{Deserialize, Serialize};
+
+/// The run kind of `sim lhp`.
+pub const KIND: &str = "sim lhp";
+
+/// The `bench` of a `sim lhp` point.
+pub const BENCH: &str = "sim-lhp";
 
 /// One repetition of one row of a `sim lhp` table: a case (its VMs) under a
 /// host policy, simulated with this repetition's seed (see
@@ -11,44 +19,17 @@ use serde::{Deserialize, Serialize};
 /// this row: `wall_s` and `cpu_s` of the simulation, `total_ops` the events
 /// it processed and `throughput_ops_s` its events per second.
 ///
+/// Stored as one JSON object: `seed`, the row's metrics as fields of their
+/// own (`throughput_norm`, `speedup`, …, `per_vm`), then the plan's totals.
 /// A number that does not exist (a throughput over a baseline of 0) is NaN
 /// here and `null` in JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimMetrics {
     /// The repetition's seed.
     pub seed: u64,
-    /// Mean normalized throughput of the case's VMs.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub throughput_norm: f64,
-    /// `throughput_norm` over `none`'s in the same case and repetition.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub speedup: f64,
-    /// Speed-up of the VMs that take locks (`fairness`: hackbench's).
-    pub lock_speedup: Option<f64>,
-    /// Variance of CPU utilization across the lock-free VMs (or all loaded
-    /// VMs), percent².
-    #[serde(deserialize_with = "nan_if_null")]
-    pub util_variance: f64,
-    /// The request VM's median response time, µs (`latency`).
-    pub response_p50_us: Option<f64>,
-    /// Its 99th percentile, µs.
-    pub response_p99_us: Option<f64>,
-    /// Its median over `none`'s, minus 1 (−0.17: 17 % faster).
-    pub response_change: Option<f64>,
-    /// Share of the host's CPU time spent spinning on guest locks, 0 to 1.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub spin_share: f64,
-    /// Share spent in host context switches and VM exits, 0 to 1.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub overhead_share: f64,
-    /// PLE exits per simulated second.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ple_exits_s: f64,
-    /// Host context switches per simulated second.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub switches_s: f64,
-    /// Per VM of the case.
-    pub per_vm: Vec<SimVm>,
+    /// The row, as the model tabulated it.
+    #[serde(flatten)]
+    pub row: RowMetrics,
     /// Events simulated by every simulation of this repetition, the
     /// baselines included.
     pub plan_events: u64,
@@ -62,19 +43,6 @@ pub struct SimMetrics {
     pub run_wall_s: f64,
 }
 
-/// One VM of a `sim lhp` row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SimVm {
-    /// The VM's name (`oltp#2`).
-    pub name: String,
-    /// Its throughput over its baseline (the same VM alone under `none`).
-    #[serde(deserialize_with = "nan_if_null")]
-    pub throughput_norm: f64,
-    /// Its CPU utilization, percent of the host.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub util_pct: f64,
-}
-
 impl StudyMetrics for SimMetrics {
     const KEY: &'static str = "sim";
 }
@@ -82,15 +50,15 @@ impl StudyMetrics for SimMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Machine, Point, Rep, RunMeta};
-    use crate::store::Store;
+    use crate::core::results::{Machine, Point, Rep, RunMeta};
+    use crate::core::store::Store;
     use proptest::prelude::*;
     use serde_json::json;
 
     fn meta() -> RunMeta {
         RunMeta {
             id: None,
-            kind: super::super::KIND.into(),
+            kind: KIND.into(),
             command: "locklab sim lhp".into(),
             params: json!({}),
             machine: Machine::default(),
@@ -103,29 +71,31 @@ mod tests {
     fn sim_metrics(seed: u64) -> SimMetrics {
         SimMetrics {
             seed,
-            throughput_norm: 0.4125,
-            speedup: 2.95,
-            lock_speedup: Some(31.5),
-            util_variance: 1.0 / 3.0,
-            response_p50_us: None,
-            response_p99_us: None,
-            response_change: None,
-            spin_share: 0.25,
-            overhead_share: 0.0125,
-            ple_exits_s: 123_456.5,
-            switches_s: 9_876.25,
-            per_vm: vec![
-                SimVm {
-                    name: "oltp#1".into(),
-                    throughput_norm: 0.4,
-                    util_pct: 24.9,
-                },
-                SimVm {
-                    name: "oltp#2".into(),
-                    throughput_norm: f64::NAN,
-                    util_pct: 25.1,
-                },
-            ],
+            row: RowMetrics {
+                throughput_norm: 0.4125,
+                speedup: 2.95,
+                lock_speedup: Some(31.5),
+                util_variance: 1.0 / 3.0,
+                response_p50_us: None,
+                response_p99_us: None,
+                response_change: None,
+                spin_share: 0.25,
+                overhead_share: 0.0125,
+                ple_exits_s: 123_456.5,
+                switches_s: 9_876.25,
+                per_vm: vec![
+                    VmRow {
+                        name: "oltp#1".into(),
+                        throughput_norm: 0.4,
+                        util_pct: 24.9,
+                    },
+                    VmRow {
+                        name: "oltp#2".into(),
+                        throughput_norm: f64::NAN,
+                        util_pct: 25.1,
+                    },
+                ],
+            },
             plan_events: 12_345_678,
             plan_sim_s: 3.25,
             run_wall_s: 1.5,
@@ -135,7 +105,7 @@ mod tests {
     /// A point as `sim lhp` stores it: one repetition per seed.
     fn sim_point(policy: &str, ms: &[SimMetrics]) -> Point {
         Point {
-            bench: super::super::runner::BENCH.into(),
+            bench: BENCH.into(),
             lock: policy.into(),
             threads: 4,
             params: json!({"experiment": "performance", "pcpus": 8, "vcpus": 8}),
@@ -180,7 +150,7 @@ mod tests {
         }
         let m = got[1].reps[2].metrics_of::<SimMetrics>().unwrap();
         assert_eq!(m.seed, 3);
-        assert!(m.per_vm[1].throughput_norm.is_nan());
+        assert!(m.row.per_vm[1].throughput_norm.is_nan());
     }
 
     /// `b` is `a` read back: a number JSON cannot hold (NaN, ±infinity)
@@ -192,19 +162,19 @@ mod tests {
             _ => y.is_none(),
         };
         a.seed == b.seed
-            && num(a.throughput_norm, b.throughput_norm)
-            && num(a.speedup, b.speedup)
-            && opt(a.lock_speedup, b.lock_speedup)
-            && num(a.util_variance, b.util_variance)
-            && opt(a.response_p50_us, b.response_p50_us)
-            && opt(a.response_p99_us, b.response_p99_us)
-            && opt(a.response_change, b.response_change)
-            && num(a.spin_share, b.spin_share)
-            && num(a.overhead_share, b.overhead_share)
-            && num(a.ple_exits_s, b.ple_exits_s)
-            && num(a.switches_s, b.switches_s)
-            && a.per_vm.len() == b.per_vm.len()
-            && a.per_vm.iter().zip(&b.per_vm).all(|(x, y)| {
+            && num(a.row.throughput_norm, b.row.throughput_norm)
+            && num(a.row.speedup, b.row.speedup)
+            && opt(a.row.lock_speedup, b.row.lock_speedup)
+            && num(a.row.util_variance, b.row.util_variance)
+            && opt(a.row.response_p50_us, b.row.response_p50_us)
+            && opt(a.row.response_p99_us, b.row.response_p99_us)
+            && opt(a.row.response_change, b.row.response_change)
+            && num(a.row.spin_share, b.row.spin_share)
+            && num(a.row.overhead_share, b.row.overhead_share)
+            && num(a.row.ple_exits_s, b.row.ple_exits_s)
+            && num(a.row.switches_s, b.row.switches_s)
+            && a.row.per_vm.len() == b.row.per_vm.len()
+            && a.row.per_vm.iter().zip(&b.row.per_vm).all(|(x, y)| {
                 x.name == y.name
                     && num(x.throughput_norm, y.throughput_norm)
                     && num(x.util_pct, y.util_pct)
@@ -226,25 +196,27 @@ mod tests {
         )
             .prop_map(|(seed, f, o, vms, events)| SimMetrics {
                 seed,
-                throughput_norm: f[0],
-                speedup: f[1],
-                lock_speedup: o.0,
-                util_variance: f[2],
-                response_p50_us: o.1,
-                response_p99_us: o.2,
-                response_change: o.3,
-                spin_share: f[3],
-                overhead_share: f[4],
-                ple_exits_s: f[5],
-                switches_s: f[6],
-                per_vm: vms
-                    .into_iter()
-                    .map(|(name, throughput_norm, util_pct)| SimVm {
-                        name,
-                        throughput_norm,
-                        util_pct,
-                    })
-                    .collect(),
+                row: RowMetrics {
+                    throughput_norm: f[0],
+                    speedup: f[1],
+                    lock_speedup: o.0,
+                    util_variance: f[2],
+                    response_p50_us: o.1,
+                    response_p99_us: o.2,
+                    response_change: o.3,
+                    spin_share: f[3],
+                    overhead_share: f[4],
+                    ple_exits_s: f[5],
+                    switches_s: f[6],
+                    per_vm: vms
+                        .into_iter()
+                        .map(|(name, throughput_norm, util_pct)| VmRow {
+                            name,
+                            throughput_norm,
+                            util_pct,
+                        })
+                        .collect(),
+                },
                 plan_events: events,
                 plan_sim_s: f[7],
                 run_wall_s: f[7] / 3.0,

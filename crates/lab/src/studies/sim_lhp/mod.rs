@@ -17,16 +17,14 @@ pub mod scenario;
 use locklab_model::lhp::{ConfigError, Experiment, Params, Policy, Scenario, Setup};
 use serde_json::{json, Value};
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::results::{Point, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
 use args::{PleChoice, SimLhpArgs};
-
-/// The run kind of `sim lhp`.
-pub const KIND: &str = "sim lhp";
+pub use metrics::{BENCH, KIND};
 
 /// Simulated seconds measured per simulation unless `--secs` says otherwise.
 pub const DEFAULT_SECS: f64 = 1.0;
@@ -57,36 +55,37 @@ impl SimPlan {
 }
 
 /// Runs `sim lhp`; returns the exit code.
-pub fn run(cli: &Cli, argv: &[String], a: &SimLhpArgs) -> Result<i32> {
+pub fn run(ctx: &Ctx, a: &SimLhpArgs) -> Result<Outcome> {
     let plan = resolve(a)?;
-    let progress = Progress::counting(plan.units(), progress_quiet(cli), "simulations");
-    let r = stored_run(
-        cli,
-        argv,
-        KIND,
-        plan.run_params.clone(),
-        &progress,
-        |sink| {
-            let out = runner::run(
-                &plan.setups,
-                plan.threads,
-                locklab_model::lhp::simulate,
-                &progress,
-            )?;
-            for p in runner::points(&out, &plan.point_params) {
-                sink(p)?;
-            }
-            Ok(out.complete)
-        },
-    );
+    let progress = Progress::counting(plan.units(), ctx.progress_quiet(), "simulations");
+    let r = stored_run(ctx, KIND, plan.run_params.clone(), &progress, |sink| {
+        let out = runner::run(
+            &plan.setups,
+            plan.threads,
+            locklab_model::lhp::simulate,
+            &progress,
+        )?;
+        for p in runner::points(&out, &plan.point_params) {
+            sink(p)?;
+        }
+        Ok(out.complete)
+    });
     progress.finish();
     r
+}
+
+impl crate::core::study::RunCommand for SimLhpArgs {
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        run(ctx, self)
+    }
 }
 
 /// The plan of a command line: an experiment from the flags, or a scenario
 /// file with the flags that override it.
 pub fn resolve(a: &SimLhpArgs) -> Result<SimPlan> {
-    let threads = a.threads.map_or_else(crate::machine::cpus, |t| t as usize);
+    let threads = a
+        .threads
+        .map_or_else(crate::core::machine::cpus, |t| t as usize);
     let reps = u64::from(a.reps);
     let (setups, mut params) = match &a.config {
         Some(path) => from_file(a, path, reps)?,
@@ -322,7 +321,7 @@ pub struct SimLhp;
 
 impl Study for SimLhp {
     fn name(&self) -> &'static str {
-        runner::BENCH
+        BENCH
     }
 
     fn text(&self, out: &mut String, meta: &RunMeta, points: &[&Point], _all: &[Point]) {
@@ -333,7 +332,7 @@ impl Study for SimLhp {
         report::is_sim(meta, points).then(|| report::run_json(meta, points))
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
         Some(plot::plot)
     }
 
@@ -348,15 +347,14 @@ mod tests {
     use clap::Parser;
 
     fn args(extra: &[&str]) -> SimLhpArgs {
-        let mut argv = vec!["locklab", "sim", "lhp"];
+        let mut argv = vec!["locklab"];
         argv.extend_from_slice(extra);
-        let cli = Cli::try_parse_from(argv).unwrap();
-        match cli.cmd {
-            crate::cli::Cmd::Study(crate::studies::Command::Sim(s)) => match s.kind {
-                crate::studies::command::SimKind::Lhp(a) => a,
-            },
-            _ => unreachable!(),
+        #[derive(clap::Parser)]
+        struct Line {
+            #[command(flatten)]
+            a: SimLhpArgs,
         }
+        Line::try_parse_from(argv).unwrap().a
     }
 
     #[test]

@@ -9,15 +9,15 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use super::metrics::{SimMetrics, BENCH};
 use super::report::{experiment, row_stat, RowStat};
-use super::runner::{SimMetrics, BENCH};
-use crate::error::{LabError, Result};
-use crate::plot::{
+use crate::core::error::{LabError, Result};
+use crate::core::plot::{
     chart_builder, draw_legend, machine_line, tick, write_svg, Area, DrawResult, Series, FONT,
     PALETTE, SIZE,
 };
-use crate::report::distinct;
-use crate::results::{Point, RunMeta};
+use crate::core::report::distinct;
+use crate::core::results::{Point, RunMeta};
 
 /// The mesh every panel here draws: light horizontal lines only, the
 /// axis descriptions, `x_fmt` for the x labels and [`tick`] for the y
@@ -65,7 +65,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
         .collect();
     let grouped = distinct(rows.iter().map(|r| r.vms)).len() > 1;
     let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
-    if !rows.iter().any(|r| shown(r.throughput_norm.0)) {
+    if !rows.iter().any(|r| shown(r.throughput_norm().0)) {
         return Err(LabError::input(format!(
             "run {run} has no normalized throughput to plot{}",
             if log_y {
@@ -85,7 +85,7 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
             [] => String::new(),
         }
     };
-    let latency = rows.iter().any(|r| r.response_p50_us.is_some());
+    let latency = rows.iter().any(|r| r.median.response_p50_us.is_some());
     let titles = [
         format!(
             "run {run}: sim lhp {name}, normalized throughput {} ({reps})",
@@ -171,9 +171,9 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
     let (y_lo, y_hi) = y_range(
         rows.iter().flat_map(|r| {
             [
-                r.throughput_norm.0,
-                r.throughput_norm.1,
-                r.throughput_norm.2,
+                r.throughput_norm().0,
+                r.throughput_norm().1,
+                r.throughput_norm().2,
             ]
         }),
         log_y,
@@ -189,7 +189,7 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
             mesh!(chart, "host policy", y_desc.as_str(), &|x| name(*x));
             let fit = |y: f64| if y.is_finite() { y.max(y_lo) } else { y_lo };
             for (i, r) in rows.iter().enumerate() {
-                let (med, min, max) = r.throughput_norm;
+                let (med, min, max) = r.throughput_norm();
                 let color = PALETTE[i % PALETTE.len()];
                 chart.draw_series(std::iter::once(Rectangle::new(
                     [(at(i, -0.35), y_lo), (at(i, 0.35), fit(med))],
@@ -207,8 +207,8 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
                         )))?;
                     }
                 }
-                let label = if r.speedup.0.is_finite() {
-                    format!("×{:.2}", r.speedup.0)
+                let label = if r.speedup().0.is_finite() {
+                    format!("×{:.2}", r.speedup().0)
                 } else {
                     "–".to_string()
                 };
@@ -246,7 +246,7 @@ fn bars(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()> {
 fn responses(area: &Area<'_>, rows: &[RowStat]) -> DrawResult<()> {
     let hi = rows
         .iter()
-        .flat_map(|r| [r.response_p50_us, r.response_p99_us])
+        .flat_map(|r| [r.median.response_p50_us, r.median.response_p99_us])
         .flatten()
         .filter(|y| y.is_finite())
         .fold(0.0f64, f64::max);
@@ -260,8 +260,8 @@ fn responses(area: &Area<'_>, rows: &[RowStat]) -> DrawResult<()> {
     mesh!(chart, "host policy", "response time (µs)", &|x| name(*x));
     type Kind = (&'static str, f64, fn(&RowStat) -> Option<f64>);
     let kinds: [Kind; 2] = [
-        ("p50", -0.2, |r| r.response_p50_us),
-        ("p99", 0.2, |r| r.response_p99_us),
+        ("p50", -0.2, |r| r.median.response_p50_us),
+        ("p99", 0.2, |r| r.median.response_p99_us),
     ];
     for (k, (label, dx, get)) in kinds.into_iter().enumerate() {
         let color = PALETTE[k];
@@ -297,7 +297,7 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
                 .iter()
                 .filter(|r| r.policy == *p)
                 .map(|r| {
-                    let (m, lo, hi) = r.throughput_norm;
+                    let (m, lo, hi) = r.throughput_norm();
                     (r.vms as i32, m, lo, hi)
                 })
                 .collect();
@@ -445,11 +445,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("x.svg");
         let e = plot(&meta(), &[], &out, false).unwrap_err();
-        assert_eq!(e.code, crate::error::EXIT_INPUT);
+        assert_eq!(e.code, crate::core::error::EXIT_INPUT);
         assert!(e.msg.contains("no sim-lhp points"), "{}", e.msg);
         let mut p = point("performance", "none", 4, &[1.0]);
         let mut m = p.reps[0].metrics_of::<SimMetrics>().unwrap();
-        m.throughput_norm = 0.0;
+        m.row.throughput_norm = 0.0;
         p.reps[0].set_metrics(&m);
         let e = plot(&meta(), &[p], &out, true).unwrap_err();
         assert!(e.msg.contains("none above zero"), "{}", e.msg);

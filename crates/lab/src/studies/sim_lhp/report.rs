@@ -9,13 +9,14 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::runner::{SimMetrics, SimVm, BENCH};
-use crate::report::{distinct, sig, WIDE_SPREAD, WIDTH};
-use crate::results::{median, Point, Rep, RunMeta};
+use super::metrics::{RowMetrics, SimMetrics, VmRow, BENCH, KIND};
+use crate::core::report::{distinct, grid_of, num, sig, WIDE_SPREAD};
+use crate::core::results::{median, Point, Rep, RunMeta};
+use crate::core::table::{layout, Column};
 
 /// Whether a run is a `sim lhp` run (by its kind, or by its points).
 pub fn is_sim(meta: &RunMeta, points: &[Point]) -> bool {
-    meta.kind == super::KIND || (!points.is_empty() && points.iter().all(|p| p.bench == BENCH))
+    meta.kind == KIND || (!points.is_empty() && points.iter().all(|p| p.bench == BENCH))
 }
 
 /// The experiment a point belongs to (`performance`, or a file's name).
@@ -41,30 +42,28 @@ pub struct RowStat {
     pub vms: u32,
     /// Repetitions with metrics.
     pub reps: usize,
+    /// Each metric's median over the repetitions (per VM too, by position):
+    /// NaN where no repetition has a number, `None` where none has the
+    /// optional metric.
+    pub median: RowMetrics,
+    /// Normalized throughput: min, max.
+    pub throughput_norm_range: (f64, f64),
+    /// Speed-up over `none`: min, max.
+    pub speedup_range: (f64, f64),
+}
+
+impl RowStat {
     /// Normalized throughput: median, min, max.
-    pub throughput_norm: (f64, f64, f64),
+    pub fn throughput_norm(&self) -> (f64, f64, f64) {
+        let (min, max) = self.throughput_norm_range;
+        (self.median.throughput_norm, min, max)
+    }
+
     /// Speed-up over `none`: median, min, max.
-    pub speedup: (f64, f64, f64),
-    /// Speed-up of the locking VMs.
-    pub lock_speedup: Option<f64>,
-    /// Utilization variance, percent².
-    pub util_variance: f64,
-    /// Request VM's median response, µs.
-    pub response_p50_us: Option<f64>,
-    /// Its 99th percentile, µs.
-    pub response_p99_us: Option<f64>,
-    /// Its median over `none`'s, minus 1.
-    pub response_change: Option<f64>,
-    /// Spin share of the host's CPU time, 0 to 1.
-    pub spin_share: f64,
-    /// Switch and exit overhead share, 0 to 1.
-    pub overhead_share: f64,
-    /// PLE exits per simulated second.
-    pub ple_exits_s: f64,
-    /// Host context switches per simulated second.
-    pub switches_s: f64,
-    /// Per VM: name, normalized throughput, utilization percent.
-    pub per_vm: Vec<(String, f64, f64)>,
+    pub fn speedup(&self) -> (f64, f64, f64) {
+        let (min, max) = self.speedup_range;
+        (self.median.speedup, min, max)
+    }
 }
 
 fn spread(xs: &[f64]) -> (f64, f64, f64) {
@@ -80,51 +79,57 @@ fn spread(xs: &[f64]) -> (f64, f64, f64) {
 /// The medians of a point's repetitions.
 pub fn row_stat(p: &Point) -> RowStat {
     let ms: Vec<SimMetrics> = p.reps.iter().filter_map(Rep::metrics_of).collect();
-    let all = |f: fn(&SimMetrics) -> f64| spread(&ms.iter().map(f).collect::<Vec<_>>());
-    let some = |f: fn(&SimMetrics) -> Option<f64>| {
-        let xs: Vec<f64> = ms.iter().filter_map(f).collect();
+    let all = |f: fn(&RowMetrics) -> f64| spread(&ms.iter().map(|m| f(&m.row)).collect::<Vec<_>>());
+    let some = |f: fn(&RowMetrics) -> Option<f64>| {
+        let xs: Vec<f64> = ms.iter().filter_map(|m| f(&m.row)).collect();
         (!xs.is_empty()).then(|| spread(&xs).0)
     };
     let names: Vec<&str> = ms
         .first()
-        .map(|m| m.per_vm.iter().map(|v| v.name.as_str()).collect())
+        .map(|m| m.row.per_vm.iter().map(|v| v.name.as_str()).collect())
         .unwrap_or_default();
     let per_vm = names
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let of = |f: fn(&SimVm) -> f64| {
+            let of = |f: fn(&VmRow) -> f64| {
                 spread(
                     &ms.iter()
-                        .filter_map(|m| m.per_vm.get(i))
+                        .filter_map(|m| m.row.per_vm.get(i))
                         .map(f)
                         .collect::<Vec<_>>(),
                 )
                 .0
             };
-            (
-                name.to_string(),
-                of(|v| v.throughput_norm),
-                of(|v| v.util_pct),
-            )
+            VmRow {
+                name: name.to_string(),
+                throughput_norm: of(|v| v.throughput_norm),
+                util_pct: of(|v| v.util_pct),
+            }
         })
         .collect();
+    let throughput_norm = all(|m| m.throughput_norm);
+    let speedup = all(|m| m.speedup);
     RowStat {
         policy: p.lock.clone(),
         vms: p.threads,
         reps: ms.len(),
-        throughput_norm: all(|m| m.throughput_norm),
-        speedup: all(|m| m.speedup),
-        lock_speedup: some(|m| m.lock_speedup),
-        util_variance: all(|m| m.util_variance).0,
-        response_p50_us: some(|m| m.response_p50_us),
-        response_p99_us: some(|m| m.response_p99_us),
-        response_change: some(|m| m.response_change),
-        spin_share: all(|m| m.spin_share).0,
-        overhead_share: all(|m| m.overhead_share).0,
-        ple_exits_s: all(|m| m.ple_exits_s).0,
-        switches_s: all(|m| m.switches_s).0,
-        per_vm,
+        median: RowMetrics {
+            throughput_norm: throughput_norm.0,
+            speedup: speedup.0,
+            lock_speedup: some(|m| m.lock_speedup),
+            util_variance: all(|m| m.util_variance).0,
+            response_p50_us: some(|m| m.response_p50_us),
+            response_p99_us: some(|m| m.response_p99_us),
+            response_change: some(|m| m.response_change),
+            spin_share: all(|m| m.spin_share).0,
+            overhead_share: all(|m| m.overhead_share).0,
+            ple_exits_s: all(|m| m.ple_exits_s).0,
+            switches_s: all(|m| m.switches_s).0,
+            per_vm,
+        },
+        throughput_norm_range: (throughput_norm.1, throughput_norm.2),
+        speedup_range: (speedup.1, speedup.2),
     }
 }
 
@@ -425,33 +430,28 @@ fn rep_line(rows: &[RowStat], points: &[&Point]) -> String {
     }
 }
 
-/// A left-aligned first column and right-aligned others, each as wide as
-/// its widest cell.
+/// Columns of a head and cells each: a left-aligned first column and
+/// right-aligned others, each as wide as its widest cell.
 fn columns(out: &mut String, cols: &[(String, Vec<String>)]) {
-    let widths: Vec<usize> = cols
-        .iter()
-        .map(|(h, cells)| {
-            cells
-                .iter()
-                .map(|c| c.chars().count())
-                .chain(std::iter::once(h.chars().count()))
-                .max()
-                .unwrap_or(0)
+    let n = cols.first().map_or(0, |c| c.1.len());
+    let rows: Vec<Vec<String>> = (0..=n)
+        .map(|line| {
+            cols.iter()
+                .map(|(head, cells)| {
+                    if line == 0 {
+                        head.clone()
+                    } else {
+                        cells[line - 1].clone()
+                    }
+                })
+                .collect()
         })
         .collect();
-    let n = cols.first().map_or(0, |c| c.1.len());
-    for line in 0..=n {
-        let mut s = String::from("  ");
-        for (i, ((head, cells), w)) in cols.iter().zip(&widths).enumerate() {
-            let text = if line == 0 { head } else { &cells[line - 1] };
-            if i == 0 {
-                let _ = write!(s, "{text:<w$}");
-            } else {
-                let _ = write!(s, "  {text:>w$}");
-            }
-        }
-        let _ = writeln!(out, "{}", s.trim_end());
+    let mut align = vec![Column::RIGHT; cols.len()];
+    if let Some(first) = align.first_mut() {
+        *first = Column::LEFT;
     }
+    layout(out, &rows, &align, 2);
 }
 
 /// The text tables of a run's sim points.
@@ -542,7 +542,7 @@ fn single(out: &mut String, name: &str, group: &[&Point]) {
                 "norm tput"
             },
             &|r| {
-                let (m, lo, hi) = r.throughput_norm;
+                let (m, lo, hi) = r.throughput_norm();
                 if spread {
                     format!("{} ({}–{})", sig(m), sig(lo), sig(hi))
                 } else {
@@ -551,30 +551,32 @@ fn single(out: &mut String, name: &str, group: &[&Point]) {
             },
         ),
         col("× none ", &|r| {
-            marked(r.speedup, format!("{:.2}", r.speedup.0))
+            marked(r.speedup(), format!("{:.2}", r.speedup().0))
         }),
     ];
     let any = |f: fn(&RowStat) -> Option<f64>| rows.iter().any(|r| f(r).is_some());
     if name == "fairness" && !file {
-        cols.push(col("hackbench ×", &|r| times(r.lock_speedup)));
-    } else if file && any(|r| r.lock_speedup) {
-        cols.push(col("lock VMs ×", &|r| times(r.lock_speedup)));
+        cols.push(col("hackbench ×", &|r| times(r.median.lock_speedup)));
+    } else if file && any(|r| r.median.lock_speedup) {
+        cols.push(col("lock VMs ×", &|r| times(r.median.lock_speedup)));
     }
     if name == "fairness" || file {
-        cols.push(col("util var", &|r| sig(r.util_variance)));
+        cols.push(col("util var", &|r| sig(r.median.util_variance)));
     }
-    if name == "latency" || any(|r| r.response_p50_us) {
+    if name == "latency" || any(|r| r.median.response_p50_us) {
         cols.push(col("p50 µs", &|r| {
-            r.response_p50_us.map_or("–".into(), sig)
+            r.median.response_p50_us.map_or("–".into(), sig)
         }));
         cols.push(col("p99 µs", &|r| {
-            r.response_p99_us.map_or("–".into(), sig)
+            r.median.response_p99_us.map_or("–".into(), sig)
         }));
-        cols.push(col("p50 Δ", &|r| pct(r.response_change)));
+        cols.push(col("p50 Δ", &|r| pct(r.median.response_change)));
     }
-    cols.push(col("spin %", &|r| format!("{:.1}", r.spin_share * 100.0)));
-    cols.push(col("PLE exits/s", &|r| rate(r.ple_exits_s)));
-    cols.push(col("switches/s", &|r| rate(r.switches_s)));
+    cols.push(col("spin %", &|r| {
+        format!("{:.1}", r.median.spin_share * 100.0)
+    }));
+    cols.push(col("PLE exits/s", &|r| rate(r.median.ple_exits_s)));
+    cols.push(col("switches/s", &|r| rate(r.median.switches_s)));
     columns(out, &cols);
     let _ = writeln!(
         out,
@@ -590,7 +592,7 @@ fn single(out: &mut String, name: &str, group: &[&Point]) {
             "  hackbench ×: the hackbench VM's speed-up; util var: variance of the pi VMs' CPU shares (%²)"
         );
     }
-    if name == "latency" || any(|r| r.response_p50_us) {
+    if name == "latency" || any(|r| r.median.response_p50_us) {
         let _ = writeln!(
             out,
             "  p50/p99 µs: the request VM's response times; p50 Δ: its median over none's (− is faster)"
@@ -617,17 +619,17 @@ fn scalability(out: &mut String, group: &[&Point]) {
     let grids: [Grid; 5] = [
         (
             "norm tput: arithmetic mean over the VMs of each VM's throughput over the VM alone (none)",
-            &|r| marked(r.throughput_norm, sig(r.throughput_norm.0)),
+            &|r| marked(r.throughput_norm(), sig(r.throughput_norm().0)),
         ),
         ("× none: norm tput over none's at the same VM count", &|r| {
-            marked(r.speedup, format!("{:.2}", r.speedup.0))
+            marked(r.speedup(), format!("{:.2}", r.speedup().0))
         }),
         ("spin %: host CPU time spent spinning on guest locks", &|r| {
-            format!("{:.1} ", r.spin_share * 100.0)
+            format!("{:.1} ", r.median.spin_share * 100.0)
         }),
-        ("PLE exits per simulated second", &|r| format!("{} ", rate(r.ple_exits_s))),
+        ("PLE exits per simulated second", &|r| format!("{} ", rate(r.median.ple_exits_s))),
         ("host context switches per simulated second", &|r| {
-            format!("{} ", rate(r.switches_s))
+            format!("{} ", rate(r.median.switches_s))
         }),
     ];
     let lw = policies
@@ -637,33 +639,21 @@ fn scalability(out: &mut String, group: &[&Point]) {
         .unwrap_or(6)
         .max(6)
         + 2;
-    let cw = 9;
-    let per = ((WIDTH - 2 - lw) / cw).max(1);
     for (what, cell) in grids {
         let _ = writeln!(out, "\n  {what}");
-        for (i, cols) in counts.chunks(per).enumerate() {
-            if i > 0 {
-                out.push('\n');
-            }
-            let mut line = format!("  {:<lw$}", "policy");
-            for &n in cols {
-                let head = format!("{n} VM{} ", if n == 1 { "" } else { "s" });
-                let _ = write!(line, "{head:>cw$}");
-            }
-            let _ = writeln!(out, "{}", line.trim_end());
-            for p in &policies {
-                let mut line = format!("  {p:<lw$}");
-                for &n in cols {
-                    let c = find(p, n).map_or_else(|| "– ".to_string(), cell);
-                    let _ = write!(line, "{c:>cw$}");
-                }
-                let _ = writeln!(out, "{}", line.trim_end());
-            }
-        }
+        grid_of(
+            out,
+            ("policy", lw),
+            9,
+            &policies,
+            &counts,
+            |n| format!("{n} VM{} ", if n == 1 { "" } else { "s" }),
+            |p, n| find(p, n).map_or_else(|| "– ".to_string(), cell),
+        );
     }
     if rows
         .iter()
-        .any(|r| wide(r.throughput_norm) || wide(r.speedup))
+        .any(|r| wide(r.throughput_norm()) || wide(r.speedup()))
     {
         let _ = writeln!(
             out,
@@ -721,15 +711,15 @@ fn seed_comparison(out: &mut String, name: &str, group: &[&Point]) {
     match name {
         "fairness" => {
             pair("hackbench ×", &|s| reported(s.lock_speedup, times), &|r| {
-                times(r.lock_speedup)
+                times(r.median.lock_speedup)
             });
             pair("system ×", &|s| reported(s.speedup, times), &|r| {
-                times(Some(r.speedup.0))
+                times(Some(r.speedup().0))
             });
         }
         "performance" => {
             pair("× none", &|s| reported(s.speedup, times), &|r| {
-                times(Some(r.speedup.0))
+                times(Some(r.speedup().0))
             });
         }
         _ => {
@@ -744,12 +734,12 @@ fn seed_comparison(out: &mut String, name: &str, group: &[&Point]) {
                         paper_pct,
                     )
                 },
-                &|r| pct(Some(r.speedup.0 - 1.0)),
+                &|r| pct(Some(r.speedup().0 - 1.0)),
             );
             pair(
                 "response",
                 &|s| reported(s.response_change, paper_pct),
-                &|r| pct(r.response_change),
+                &|r| pct(r.median.response_change),
             );
         }
     }
@@ -762,10 +752,6 @@ fn seed_comparison(out: &mut String, name: &str, group: &[&Point]) {
             diff.join(", ")
         );
     }
-}
-
-fn num(x: f64) -> Value {
-    Value::from(x)
 }
 
 fn opt(x: Option<f64>) -> Value {
@@ -782,23 +768,23 @@ fn row_json(p: &Point) -> Value {
         "policy": r.policy,
         "vms": r.vms,
         "reps": r.reps,
-        "throughput_norm": num(r.throughput_norm.0),
-        "throughput_norm_min": num(r.throughput_norm.1),
-        "throughput_norm_max": num(r.throughput_norm.2),
-        "speedup": num(r.speedup.0),
-        "speedup_min": num(r.speedup.1),
-        "speedup_max": num(r.speedup.2),
-        "lock_speedup": opt(r.lock_speedup),
-        "util_variance": num(r.util_variance),
-        "response_p50_us": opt(r.response_p50_us),
-        "response_p99_us": opt(r.response_p99_us),
-        "response_change": opt(r.response_change),
-        "spin_share": num(r.spin_share),
-        "overhead_share": num(r.overhead_share),
-        "ple_exits_s": num(r.ple_exits_s),
-        "switches_s": num(r.switches_s),
-        "per_vm": r.per_vm.iter().map(|(name, t, u)| json!({
-            "name": name, "throughput_norm": num(*t), "util_pct": num(*u),
+        "throughput_norm": num(r.throughput_norm().0),
+        "throughput_norm_min": num(r.throughput_norm().1),
+        "throughput_norm_max": num(r.throughput_norm().2),
+        "speedup": num(r.speedup().0),
+        "speedup_min": num(r.speedup().1),
+        "speedup_max": num(r.speedup().2),
+        "lock_speedup": opt(r.median.lock_speedup),
+        "util_variance": num(r.median.util_variance),
+        "response_p50_us": opt(r.median.response_p50_us),
+        "response_p99_us": opt(r.median.response_p99_us),
+        "response_change": opt(r.median.response_change),
+        "spin_share": num(r.median.spin_share),
+        "overhead_share": num(r.median.overhead_share),
+        "ple_exits_s": num(r.median.ple_exits_s),
+        "switches_s": num(r.median.switches_s),
+        "per_vm": r.median.per_vm.iter().map(|v| json!({
+            "name": v.name, "throughput_norm": num(v.throughput_norm), "util_pct": num(v.util_pct),
         })).collect::<Vec<_>>(),
         "events": num(events),
         "wall_s": num(wall),
@@ -847,34 +833,37 @@ pub fn run_json(meta: &RunMeta, points: &[Point]) -> Value {
         "threads": sp.and_then(|s| s.threads),
         "seed_004": if file { Vec::new() } else { seed004(experiment).iter().map(seed_json).collect() },
         "params": sims.first().map_or(Value::Null, |p| p.params.clone()),
-        "run": crate::report::run_meta_json(meta),
+        "run": crate::core::report::run_meta_json(meta),
     })
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::results::{Machine, Rep};
+    use crate::core::report::WIDTH;
+    use crate::core::results::{Machine, Rep};
 
     fn metrics(seed: u64, norm: f64, speedup: f64, latency: bool) -> SimMetrics {
         SimMetrics {
             seed,
-            throughput_norm: norm,
-            speedup,
-            lock_speedup: Some(speedup * 10.0),
-            util_variance: 4.0,
-            response_p50_us: latency.then_some(40.0 / speedup),
-            response_p99_us: latency.then_some(90.0 / speedup),
-            response_change: latency.then_some(1.0 / speedup - 1.0),
-            spin_share: 0.5 / speedup,
-            overhead_share: 0.01,
-            ple_exits_s: 12_345.0 * speedup,
-            switches_s: 2_500_000.0,
-            per_vm: vec![SimVm {
-                name: "oltp#1".into(),
+            row: RowMetrics {
                 throughput_norm: norm,
-                util_pct: 12.5,
-            }],
+                speedup,
+                lock_speedup: Some(speedup * 10.0),
+                util_variance: 4.0,
+                response_p50_us: latency.then_some(40.0 / speedup),
+                response_p99_us: latency.then_some(90.0 / speedup),
+                response_change: latency.then_some(1.0 / speedup - 1.0),
+                spin_share: 0.5 / speedup,
+                overhead_share: 0.01,
+                ple_exits_s: 12_345.0 * speedup,
+                switches_s: 2_500_000.0,
+                per_vm: vec![VmRow {
+                    name: "oltp#1".into(),
+                    throughput_norm: norm,
+                    util_pct: 12.5,
+                }],
+            },
             plan_events: 4_000_000,
             plan_sim_s: 2.0,
             run_wall_s: 1.5,
@@ -907,7 +896,7 @@ pub(crate) mod tests {
     pub(crate) fn meta() -> RunMeta {
         RunMeta {
             id: Some(3),
-            kind: super::super::KIND.into(),
+            kind: KIND.into(),
             command: "locklab sim lhp".into(),
             params: json!({"experiment": "performance", "threads": 4, "reps": 3}),
             machine: Machine::default(),
@@ -1050,7 +1039,7 @@ pub(crate) mod tests {
     fn nan_medians_are_dashes_and_nulls() {
         let mut p = point("performance", "none", 4, &[1.0]);
         let mut m = p.reps[0].metrics_of::<SimMetrics>().unwrap();
-        m.throughput_norm = f64::NAN;
+        m.row.throughput_norm = f64::NAN;
         p.reps[0].set_metrics(&m);
         let t = text(&[p.clone()]);
         assert!(t.contains("–"), "{t}");

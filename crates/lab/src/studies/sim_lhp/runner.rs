@@ -20,13 +20,10 @@ use locklab_model::lhp::experiment::{plan, tabulate, Job, Role};
 use locklab_model::lhp::{ConfigError, Scenario, Setup, SimResult, Table};
 use serde_json::Value;
 
-pub use super::metrics::{SimMetrics, SimVm};
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::results::{Point, Rep};
-
-/// The `bench` of a `sim lhp` point.
-pub const BENCH: &str = "sim-lhp";
+pub use super::metrics::{SimMetrics, BENCH};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::results::{Point, Rep};
 
 /// One repetition with every simulation finished, tabulated.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +101,7 @@ where
     /// simulation failed, or the user asked to stop.
     fn work(&self) {
         loop {
-            if self.stop.load(Ordering::Relaxed) || crate::interrupt::requested() {
+            if self.stop.load(Ordering::Relaxed) || crate::core::interrupt::requested() {
                 return;
             }
             let Some(&(r, j)) = self.work.get(self.next.fetch_add(1, Ordering::Relaxed)) else {
@@ -118,11 +115,11 @@ where
             };
             self.progress.step(label.clone());
             let t0 = Instant::now();
-            let c0 = crate::clock::thread_cpu_s();
+            let c0 = crate::core::clock::thread_cpu_s();
             let out = catch_unwind(AssertUnwindSafe(|| (self.simulate)(&job.scenario)));
             let (wall_s, cpu_s) = (
                 t0.elapsed().as_secs_f64(),
-                crate::clock::thread_cpu_s() - c0,
+                crate::core::clock::thread_cpu_s() - c0,
             );
             match out {
                 Ok(Ok(result)) => {
@@ -212,7 +209,7 @@ where
     let interrupted = loop {
         match finished.recv_timeout(POLL) {
             Err(mpsc::RecvTimeoutError::Disconnected) => break false,
-            _ if crate::interrupt::requested() => {
+            _ if crate::core::interrupt::requested() => {
                 shared.stop.store(true, Ordering::Relaxed);
                 break true;
             }
@@ -317,26 +314,7 @@ fn rep_of(
     let mut rep = Rep::one_thread(rr.rep, wall_s, cpu_s, row.events);
     rep.set_metrics(&SimMetrics {
         seed: rr.seed,
-        throughput_norm: row.throughput_norm,
-        speedup: row.speedup,
-        lock_speedup: row.lock_speedup,
-        util_variance: row.util_variance,
-        response_p50_us: row.response_p50_us,
-        response_p99_us: row.response_p99_us,
-        response_change: row.response_change,
-        spin_share: row.spin_share,
-        overhead_share: row.overhead_share,
-        ple_exits_s: row.ple_exits_s,
-        switches_s: row.switches_s,
-        per_vm: row
-            .per_vm
-            .iter()
-            .map(|v| SimVm {
-                name: v.name.clone(),
-                throughput_norm: v.throughput_norm,
-                util_pct: v.util_pct,
-            })
-            .collect(),
+        row: row.metrics.clone(),
         plan_events: rr.events,
         plan_sim_s: rr.sim_s,
         run_wall_s,
@@ -441,7 +419,7 @@ pub(crate) mod tests {
             assert_eq!(rr.row_times.len(), 2);
             // One baseline (one oltp VM) and two cells of 4 VMs.
             assert_eq!(rr.events, 1000 + 2 * 4000);
-            assert!((rr.table.rows[1].speedup - 3.0).abs() < 1e-9);
+            assert!((rr.table.rows[1].metrics.speedup - 3.0).abs() < 1e-9);
         }
         let points = points(&out, &serde_json::json!({"experiment": "performance"}));
         assert_eq!(points.len(), 2);
@@ -459,10 +437,10 @@ pub(crate) mod tests {
         let m = r.metrics_of::<SimMetrics>().unwrap();
         assert_eq!(m.seed, 7);
         assert_eq!(m.plan_events, 9000);
-        assert_eq!(m.per_vm.len(), 4);
-        assert!((m.speedup - 3.0).abs() < 1e-9);
-        assert!((m.throughput_norm - 0.3).abs() < 1e-9);
-        assert_eq!(m.response_p50_us, None);
+        assert_eq!(m.row.per_vm.len(), 4);
+        assert!((m.row.speedup - 3.0).abs() < 1e-9);
+        assert!((m.row.throughput_norm - 0.3).abs() < 1e-9);
+        assert_eq!(m.row.response_p50_us, None);
     }
 
     #[test]
@@ -490,7 +468,7 @@ pub(crate) mod tests {
             &progress,
         )
         .unwrap_err();
-        assert_eq!(e.code, crate::error::EXIT_FAILED);
+        assert_eq!(e.code, crate::core::error::EXIT_FAILED);
         assert!(
             e.msg.contains("the simulator panicked: engine missing"),
             "{}",
@@ -503,7 +481,7 @@ pub(crate) mod tests {
             &progress,
         )
         .unwrap_err();
-        assert_eq!(e.code, crate::error::EXIT_INPUT);
+        assert_eq!(e.code, crate::core::error::EXIT_INPUT);
         assert!(e.msg.contains("host.pcpus: bad"), "{}", e.msg);
     }
 
@@ -513,7 +491,7 @@ pub(crate) mod tests {
         let out = run(&s, 1, fake_simulate, &Progress::counting(0, true, "x")).unwrap();
         let p = points(&out, &Value::Null);
         let m = p[1].reps[0].metrics_of::<SimMetrics>().unwrap();
-        assert_eq!(m.response_p50_us, Some(40.0 / 3.0));
-        assert!((m.response_change.unwrap() - (1.0 / 3.0 - 1.0)).abs() < 1e-9);
+        assert_eq!(m.row.response_p50_us, Some(40.0 / 3.0));
+        assert!((m.row.response_change.unwrap() - (1.0 / 3.0 - 1.0)).abs() < 1e-9);
     }
 }

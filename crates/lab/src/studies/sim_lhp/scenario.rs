@@ -22,7 +22,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::{LabError, Result};
+use crate::core::error::{LabError, Result};
 
 /// vCPUs of a VM whose `[[vm]]` table does not say (seed 004's).
 pub const DEFAULT_VCPUS: u32 = 8;
@@ -57,7 +57,7 @@ pub fn load(path: &Path, overrides: &Overrides) -> Result<ScenarioFile> {
     let shown = path.display().to_string();
     // A FIFO, a device or a directory is refused, and a file is read only
     // up to a bound far above any scenario (a few KiB).
-    let text = crate::files::read_input(
+    let text = crate::core::files::read_input(
         "--config",
         path,
         MAX_SCENARIO_BYTES,
@@ -80,7 +80,7 @@ pub fn parse(text: &str, shown: &str, stem: &str, overrides: &Overrides) -> Resu
             .unwrap_or_default();
         LabError::input(format!(
             "{shown}: {at}{}",
-            crate::error::one_line(e.message())
+            crate::core::error::one_line(e.message())
         ))
     })?;
     let fail = |at: usize, field: &str, msg: String| {
@@ -580,7 +580,7 @@ impl<'de> Deserialize<'de> for Think {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::EXIT_INPUT;
+    use crate::core::error::EXIT_INPUT;
 
     fn read(text: &str) -> Result<ScenarioFile> {
         parse(text, "s.toml", "s", &Overrides::default())
@@ -895,6 +895,6 @@ name = "crunch"
         assert_eq!(line_col("ab\ncd", 4), "line 2, column 2");
         assert_eq!(line_col("µs\nx", 2), "line 1, column 2");
         assert_eq!(line_col("µs\nx", 4), "line 2, column 1");
-        assert_eq!(crate::error::one_line("a\n  |\nb\n"), "a; |; b");
+        assert_eq!(crate::core::error::one_line("a\n  |\nb\n"), "a; |; b");
     }
 }

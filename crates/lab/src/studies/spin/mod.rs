@@ -1,162 +1,36 @@
 //! `bench spin`: contention. Threads take one lock in a loop with work
-//! inside and a delay outside ([`workload`]); [`runner`] measures one
-//! repetition at a thread count, and the sweep interleaves every lock's
-//! repetitions. `bench lhp` runs the same sweep over other thread counts.
+//! inside and a delay outside; the sweep of
+//! [`crate::studies::shared::contention`] measures every lock's
+//! repetitions, interleaved. `bench lhp` runs the same sweep over other
+//! thread counts.
 
 pub mod args;
-pub mod report;
-pub mod runner;
-pub mod verdict;
-pub mod workload;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::registry::{self, Entry};
-use crate::results::{Point, Rep, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
-use args::{SpinArgs, Workload};
-use runner::SpinConfig;
+use crate::core::error::Result;
+use crate::core::progress::Progress;
+use crate::core::registry;
+use crate::core::results::{Point, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::{Ctx, Outcome, RunCommand, Study};
+use crate::studies::shared::contention::{report, run, spin_cfg, verdict, SpinPlan};
+use args::SpinArgs;
 use serde_json::json;
-use workload::DelayDist;
 
 /// The name its points are stored under.
 pub const BENCH: &str = "spin";
 
-/// The contention sweep: every lock at every thread count.
-pub struct SpinPlan {
-    /// The name the points are stored under: `spin`, or `lhp` for the
-    /// oversubscription sweep of the lock-holder-preemption experiment.
-    pub bench: &'static str,
-    /// Locks, in display order.
-    pub locks: Vec<&'static Entry>,
-    /// Thread counts.
-    pub threads: Vec<u32>,
-    /// Repetitions per point.
-    pub reps: u32,
-    /// Everything else.
-    pub cfg: SpinConfig,
-}
-
-impl SpinPlan {
-    /// Repetitions to run, for progress.
-    pub fn units(&self) -> u64 {
-        (self.locks.len() * self.threads.len()) as u64 * self.reps as u64
-    }
-}
-
-/// One repetition of the contention benchmark at a thread count.
-pub type SpinRun = fn(&SpinConfig, u32) -> std::result::Result<Rep, String>;
-
-struct Runs;
-impl registry::MutexMaker<SpinRun> for Runs {
-    fn make<L: crate::lablock::LabLock>(&self) -> SpinRun {
-        runner::run_rep::<L>
-    }
-}
-
-/// The repetition of every mutex, in the registry's order.
-fn runs() -> &'static [SpinRun] {
-    static RUNS: std::sync::OnceLock<Vec<SpinRun>> = std::sync::OnceLock::new();
-    RUNS.get_or_init(|| registry::per_mutex(Runs))
-}
-
-/// Runs the contention sweep. Returns `Ok(false)` if interrupted.
-pub fn run(
-    plan: &SpinPlan,
-    progress: &Progress,
-    sink: &mut dyn FnMut(Point) -> Result<()>,
-) -> Result<bool> {
-    let params = serde_json::to_value(&plan.cfg).expect("config serialises");
-    for &threads in &plan.threads {
-        let group = Group {
-            bench: plan.bench,
-            threads,
-            params: params.clone(),
-            reps: plan.reps,
-            contenders: plan
-                .locks
-                .iter()
-                .map(|e| {
-                    let run = runs()[e.index];
-                    let cfg = &plan.cfg;
-                    (
-                        e.info.name.to_string(),
-                        Box::new(move || run(cfg, threads)) as RepRun<'_>,
-                    )
-                })
-                .collect(),
-        };
-        let done = group.run(
-            progress,
-            |lock, rep| format!("spin: {lock} × {threads} threads, rep {rep}"),
-            |lock, err| {
-                LabError::failed(format!(
-                    "bench {}: {lock} × {threads} threads: {err}",
-                    plan.bench
-                ))
-            },
-            sink,
-        )?;
-        if !done {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// How long a stalled holder blocks unless `--stall-ns` says otherwise.
-const DEFAULT_STALL_NS: u64 = 50_000;
-
-/// The stall of the workload: `--stall-ns` only means something with
-/// `--stall-every`, and is refused without it rather than ignored.
-fn stall(every: u64, ns: Option<u64>) -> Result<(u64, u64)> {
-    match (every, ns) {
-        (0, Some(_)) => Err(LabError::input(
-            "--stall-ns needs --stall-every N (stall every N acquisitions of each thread)",
-        )),
-        (0, None) => Ok((0, 0)),
-        (n, ns) => Ok((n, ns.unwrap_or(DEFAULT_STALL_NS))),
-    }
-}
-
-/// The contention workload of `bench spin` and `bench lhp`. A delay
-/// distribution without a delay to draw is refused rather than ignored.
-pub(crate) fn spin_cfg(w: &Workload, delay_ns: u64, secs: f64) -> Result<SpinConfig> {
-    let (stall_every, stall_ns) = stall(w.stall_every, w.stall_ns)?;
-    if let (0, Some(d)) = (delay_ns, w.delay_dist) {
-        return Err(LabError::input(format!(
-            "--delay-dist {}: there is no delay to draw at --delay-ns 0; give --delay-ns N (more than 0) \
-             or leave --delay-dist out",
-            d.as_str()
-        )));
-    }
-    Ok(SpinConfig {
-        cs_ns: w.cs_ns,
-        cs_lines: w.cs_lines,
-        delay_ns,
-        delay_dist: w.delay_dist.unwrap_or(DelayDist::Exp),
-        secs,
-        pin: w.pin,
-        stall_every,
-        stall_ns,
-    })
-}
-
 /// `bench spin`: measures and stores the sweep; returns the exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &SpinArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &SpinArgs) -> Result<Outcome> {
     let plan = SpinPlan {
         bench: BENCH,
-        locks: crate::studies::locks::parse_list(&a.locks)?,
+        locks: crate::core::locks::parse_list(&a.locks)?,
         threads: a.threads.0.clone(),
         reps: a.reps,
         cfg: spin_cfg(&a.work, a.delay_ns, a.secs)?,
     };
     let params = json!({ "locks": registry::names_of(&plan.locks), "threads": plan.threads, "reps": plan.reps, "spin": plan.cfg });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench spin", params, &progress, |sink| {
+    let progress = Progress::new(plan.units(), ctx.progress_quiet());
+    let r = stored_run(ctx, "bench spin", params, &progress, |sink| {
         run(&plan, &progress, sink)
     });
     progress.finish();
@@ -173,7 +47,7 @@ impl Study for Spin {
     }
 
     fn text(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
-        for (params, group) in crate::report::by_params(points) {
+        for (params, group) in crate::core::report::by_params(points) {
             out.push('\n');
             report::tables(out, BENCH, params, &group);
         }
@@ -184,18 +58,28 @@ impl Study for Spin {
         meta: &RunMeta,
         points: &[&Point],
         _all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
+    ) -> Vec<crate::core::verdict::Section> {
         verdict::sections(BENCH, meta, points)
     }
 
     fn brief(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], _all: &[Point]) {
-        for (params, group) in crate::report::by_params(points) {
+        for (params, group) in crate::core::report::by_params(points) {
             out.push('\n');
             report::throughput_table(out, BENCH, params, &group);
         }
     }
 
-    fn plot(&self) -> Option<crate::studies::PlotFn> {
-        Some(|meta, points, out, log_y| crate::plot::by_threads(meta, points, BENCH, out, log_y))
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
+        Some(|meta, points, out, log_y| {
+            crate::core::plot::by_threads(meta, points, BENCH, out, log_y)
+        })
+    }
+}
+
+impl RunCommand for SpinArgs {
+    const STUDY: Option<&'static dyn Study> = Some(&Spin);
+
+    fn run(&self, ctx: &Ctx) -> Result<Outcome> {
+        command(ctx, self)
     }
 }

@@ -1,6 +1,6 @@
 //! The command line of `torture` (locks, and with `--rcu` RCU flavours).
 
-use crate::cli::{parse_pct, parse_secs, parse_thread_count, MAX_SECS};
+use crate::core::args::{parse_pct, parse_secs, parse_thread_count, MAX_SECS};
 use clap::Args;
 
 /// Parameters of `torture`.
@@ -47,12 +47,6 @@ pub(crate) fn parse_watchdog(s: &str) -> Result<f64, String> {
             "'{}' is not a number of seconds: allowed {MIN_WATCHDOG_S} to {MAX_SECS}",
             s.trim()
         )),
-    }
-}
-
-impl crate::studies::command::RunCommand for TortureArgs {
-    fn run(&self, cli: &crate::cli::Cli, _argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, self)
     }
 }
 

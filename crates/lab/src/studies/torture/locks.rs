@@ -2,9 +2,9 @@
 //! of the registry, each with its torture monomorphized for its type.
 
 use super::runner::{self, TortureConfig, TortureReport};
-use crate::error::{LabError, Result};
-use crate::lablock::{LabLock, LabRwLock};
-use crate::registry::{self, MutexMaker, RwMaker};
+use crate::core::error::{LabError, Result};
+use crate::core::lablock::{LabLock, LabRwLock};
+use crate::core::registry::{self, MutexMaker, RwMaker};
 use locklab::LockInfo;
 use std::sync::OnceLock;
 
@@ -44,9 +44,17 @@ pub struct Tortured {
     pub run: fn(&TortureConfig) -> TortureReport,
 }
 
+/// Whether `name` is a lock `torture --locks` takes (for the message of
+/// an RCU flavour list that names one).
+pub fn is_lock(name: &str) -> bool {
+    parse_torture_list(name, |_| false).is_ok()
+}
+
 /// Parses `torture --locks`: names of mutexes or reader-writer locks, or
 /// `all` for every one of both (duplicates removed, order kept).
-pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
+/// `is_flavour` says whether an unknown name is an RCU flavour, for the
+/// message that points to `--rcu`.
+pub fn parse_torture_list(list: &str, is_flavour: impl Fn(&str) -> bool) -> Result<Vec<Tortured>> {
     let every: Vec<Tortured> = registry::all()
         .iter()
         .map(|e| Tortured {
@@ -76,7 +84,7 @@ pub fn parse_torture_list(list: &str) -> Result<Vec<Tortured>> {
                 .find(|t| t.info.name == name)
                 .copied()
                 .ok_or_else(|| {
-                    if crate::studies::rcutorture::find(name).is_some() {
+                    if is_flavour(name) {
                         LabError::input(format!(
                             "'{name}' is an RCU flavour, not a lock \
                              (`locklab torture --rcu --locks {name}` tortures it); valid locks: all, {valid}"
@@ -104,38 +112,24 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), n, "a name used twice");
-        let t = parse_torture_list("all").unwrap();
+        let t = parse_torture_list("all", |_| false).unwrap();
         assert_eq!(t.len(), n);
         assert_eq!(t.iter().filter(|t| t.rw).count(), registry::rw_all().len());
-        let picked = parse_torture_list("rwsem, tas,rwsem").unwrap();
+        let picked = parse_torture_list("rwsem, tas,rwsem", |_| false).unwrap();
         let got: Vec<_> = picked.iter().map(|t| (t.info.name, t.rw)).collect();
         assert_eq!(got, [("rwsem", true), ("tas", false)]);
-        assert_eq!(parse_torture_list("tas,nosuch").err().unwrap().code, 2);
-        assert_eq!(parse_torture_list("tas,,rwsem").err().unwrap().code, 2);
-    }
-    #[test]
-    fn rcu_flavours_share_the_name_space_and_are_refused_as_locks() {
-        for f in crate::studies::rcutorture::flavors() {
-            assert!(
-                registry::all().iter().all(|e| e.info.name != f.name)
-                    && registry::rw_all().iter().all(|e| e.info.name != f.name),
-                "{} is also a lock name",
-                f.name
-            );
-            let e = parse_torture_list(f.name).err().expect("not a lock");
-            assert!(e.msg.contains("--rcu"), "{}", e.msg);
-        }
-        let all_rcu = crate::studies::rcutorture::parse_flavors("all").unwrap();
-        let got: Vec<_> = all_rcu.iter().map(|f| f.name).collect();
         assert_eq!(
-            got,
-            ["rcu", "rcu-qsbr", "rcu-fenced"],
-            "rcu-broken stays out of all"
+            parse_torture_list("tas,nosuch", |_| false)
+                .err()
+                .unwrap()
+                .code,
+            2
         );
         assert_eq!(
-            crate::studies::rcutorture::parse_flavors("rcu-broken,rcu")
+            parse_torture_list("tas,,rwsem", |_| false)
+                .err()
                 .unwrap()
-                .len(),
+                .code,
             2
         );
     }

@@ -19,10 +19,10 @@
 //! writer checks that no reader is inside. The report also gives the most
 //! readers seen inside together, which shows whether readers really share.
 
-use crate::clock::{ns_to_ticks, spin_ticks, ticks};
-use crate::lablock::{LabLock, LabRwLock};
-use crate::measure::{Measured, Phase, Window};
-use crate::results::jain;
+use crate::core::clock::{ns_to_ticks, spin_ticks, ticks};
+use crate::core::lablock::{LabLock, LabRwLock};
+use crate::core::measure::{Measured, Phase, Window};
+use crate::core::results::jain;
 use crossbeam_utils::CachePadded;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -278,8 +278,8 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
     // Every thread must get running; one that cannot is a hang too.
     let t = Instant::now();
     while !window.wait_running_for(Duration::from_millis(20)) {
-        if t.elapsed() >= watchdog || crate::interrupt::requested() {
-            hung = !crate::interrupt::requested();
+        if t.elapsed() >= watchdog || crate::core::interrupt::requested() {
+            hung = !crate::core::interrupt::requested();
             break;
         }
     }
@@ -287,7 +287,7 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
     let t = Instant::now();
     let mut last = (total(&shared), Instant::now());
     let end = Duration::from_secs_f64(cfg.secs);
-    while !hung && t.elapsed() < end && !crate::interrupt::requested() {
+    while !hung && t.elapsed() < end && !crate::core::interrupt::requested() {
         std::thread::sleep(Duration::from_millis(20).min(end));
         let now = total(&shared);
         if now != last.0 {
@@ -331,7 +331,7 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let lat = crate::measure::latency(&measured).unwrap_or_default();
+    let lat = crate::core::measure::latency(&measured).unwrap_or_default();
     let per_thread: Vec<u64> = measured.iter().map(|m| m.ops).collect();
     let acquisitions = total(&shared);
     let lost_updates = if hung {
@@ -352,6 +352,6 @@ fn drive<L: Send + Sync + 'static>(cfg: &TortureConfig, lock: L, op: Op<L>) -> T
         per_thread,
         longest_wait_ns: lat.max_ns.max(lat.censored_ns),
         hung,
-        wall_s: crate::clock::ticks_to_s(close - open),
+        wall_s: crate::core::clock::ticks_to_s(close - open),
     }
 }

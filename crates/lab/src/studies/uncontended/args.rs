@@ -1,6 +1,6 @@
 //! The command line of `bench uncontended`.
 
-use crate::cli::{parse_reps, parse_secs};
+use crate::core::args::{parse_reps, parse_secs};
 use clap::Args;
 
 /// Parameters of `bench uncontended`.
@@ -15,10 +15,4 @@ pub struct UncontendedArgs {
     /// Repetitions per lock.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_reps, default_value = "3")]
     pub reps: u32,
-}
-
-impl crate::studies::command::RunCommand for UncontendedArgs {
-    fn run(&self, cli: &crate::cli::Cli, argv: &[String]) -> crate::Result<i32> {
-        super::command(cli, argv, self)
-    }
 }

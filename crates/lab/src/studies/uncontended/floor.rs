@@ -4,7 +4,7 @@
 //! refer to, and the two-RMW floor (what a lock pays whose release must
 //! atomically check for waiters).
 
-use crate::lablock::LabLock;
+use crate::core::lablock::LabLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The physical floor of an uncontended acquire+release: one `swap` with

@@ -7,23 +7,18 @@ pub mod floor;
 pub mod report;
 pub mod runner;
 
-use crate::cli::Cli;
-use crate::error::{LabError, Result};
-use crate::progress::Progress;
-use crate::registry::{self, Entry};
-use crate::results::{Point, Rep, RunMeta};
-use crate::run::{progress_quiet, stored_run};
-use crate::studies::Study;
-use crate::sweep::{Group, RepRun};
+use crate::core::error::{LabError, Result};
+use crate::core::progress::Progress;
+use crate::core::registry::{self, Entry};
+use crate::core::results::{Point, Rep, RunMeta};
+use crate::core::run::stored_run;
+use crate::core::study::Study;
+use crate::core::study::{Ctx, Outcome};
+use crate::core::sweep::{Group, RepRun};
 use args::UncontendedArgs;
 use floor::{Floor, Floor2Rmw};
+pub use runner::{BENCH, FLOOR};
 use serde_json::{json, Value};
-
-/// The name its points are stored under.
-pub const BENCH: &str = "uncontended";
-
-/// The lock name of the physical floor that ratios refer to.
-pub const FLOOR: &str = "floor";
 
 /// One repetition of the uncontended benchmark for one lock.
 pub type RepFn = fn(&runner::Config) -> std::result::Result<Rep, String>;
@@ -54,7 +49,7 @@ impl UncontendedPlan {
 
 struct Runs;
 impl registry::MutexMaker<RepFn> for Runs {
-    fn make<L: crate::lablock::LabLock>(&self) -> RepFn {
+    fn make<L: crate::core::lablock::LabLock>(&self) -> RepFn {
         runner::run_rep::<L>
     }
 }
@@ -95,15 +90,15 @@ pub fn run(
 }
 
 /// `bench uncontended`: measures and stores; returns the exit code.
-pub fn command(cli: &Cli, argv: &[String], a: &UncontendedArgs) -> Result<i32> {
+pub fn command(ctx: &Ctx, a: &UncontendedArgs) -> Result<Outcome> {
     let plan = UncontendedPlan {
-        locks: crate::studies::locks::parse_list(&a.locks)?,
+        locks: crate::core::locks::parse_list(&a.locks)?,
         reps: a.reps,
         cfg: runner::Config { secs: a.secs },
     };
     let params = json!({ "locks": registry::names_of(&plan.locks), "reps": plan.reps, "uncontended": plan.cfg });
-    let progress = Progress::new(plan.units(), progress_quiet(cli));
-    let r = stored_run(cli, argv, "bench uncontended", params, &progress, |sink| {
+    let progress = Progress::new(plan.units(), ctx.progress_quiet());
+    let r = stored_run(ctx, "bench uncontended", params, &progress, |sink| {
         run(&plan, &progress, sink)
     });
     progress.finish();
@@ -119,7 +114,7 @@ impl Study for Uncontended {
     }
 
     fn text(&self, out: &mut String, _meta: &RunMeta, points: &[&Point], all: &[Point]) {
-        for (params, group) in crate::report::by_params(points) {
+        for (params, group) in crate::core::report::by_params(points) {
             out.push('\n');
             report::table(out, params, &group, all);
         }
@@ -137,28 +132,28 @@ impl Study for Uncontended {
         _meta: &RunMeta,
         points: &[&Point],
         all: &[Point],
-    ) -> Vec<crate::verdict::Section> {
-        crate::report::by_params(points)
+    ) -> Vec<crate::core::verdict::Section> {
+        crate::core::report::by_params(points)
             .into_iter()
             .map(|(_, group)| {
-                let entrants: Vec<crate::verdict::Entrant> = group
+                let entrants: Vec<crate::core::verdict::Entrant> = group
                     .iter()
                     .filter(|p| !REFERENCES.iter().any(|(r, _)| *r == p.lock))
-                    .map(|p| crate::verdict::Entrant {
+                    .map(|p| crate::core::verdict::Entrant {
                         name: p.lock.clone(),
                         values: p.reps.iter().map(|r| r.ns_per_op).collect(),
                     })
                     .collect();
-                let lines = crate::verdict::pick(&entrants, true)
+                let lines = crate::core::verdict::pick(&entrants, true)
                     .map(|pk| {
                         let floor = group
                             .iter()
                             .find(|p| p.lock == pk.winner)
                             .and_then(|p| report::ratio_to_floor(p, all));
                         let cost = floor.map_or(String::new(), |f| {
-                            format!("; {} the floor", crate::verdict::times(f))
+                            format!("; {} the floor", crate::core::verdict::times(f))
                         });
-                        crate::verdict::Line {
+                        crate::core::verdict::Line {
                             group: "1 thread".into(),
                             question: "cheapest".into(),
                             answer: pk.answer(),
@@ -168,12 +163,20 @@ impl Study for Uncontended {
                     })
                     .into_iter()
                     .collect();
-                crate::verdict::Section {
+                crate::core::verdict::Section {
                     study: BENCH.into(),
                     title: "no contention".into(),
                     lines,
                 }
             })
             .collect()
+    }
+}
+
+impl crate::core::study::RunCommand for UncontendedArgs {
+    const STUDY: Option<&'static dyn crate::core::study::Study> = Some(&Uncontended);
+
+    fn run(&self, ctx: &crate::core::study::Ctx) -> crate::Result<crate::core::study::Outcome> {
+        command(ctx, self)
     }
 }

@@ -1,9 +1,9 @@
 //! The table of `bench uncontended`: ns per acquire+release and the ratio
 //! to the floor.
 
-use super::FLOOR;
-use crate::report::{lock_width, params_line, rep_counts, sig};
-use crate::results::Point;
+use super::runner::{BENCH, FLOOR};
+use crate::core::report::{lock_width, params_line, rep_counts, sig};
+use crate::core::results::Point;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 /// parameters if there is one, else the first). `None` for other benches,
 /// without a floor, or when either median is not a positive number.
 pub fn ratio_to_floor(p: &Point, points: &[Point]) -> Option<f64> {
-    if p.bench != super::BENCH {
+    if p.bench != BENCH {
         return None;
     }
     let floors = || {
@@ -49,7 +49,7 @@ pub(crate) fn table(out: &mut String, params: &Value, group: &[&Point], all: &[P
             format!(
                 "{} {}",
                 sig(med),
-                crate::report::spread(p.reps.len(), &sig(min), &sig(max))
+                crate::core::report::spread(p.reps.len(), &sig(min), &sig(max))
             )
         };
         let ratio = ratio_to_floor(p, all).map_or_else(|| "–".to_string(), |r| format!("{r:.2}"));
@@ -60,7 +60,7 @@ pub(crate) fn table(out: &mut String, params: &Value, group: &[&Point], all: &[P
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Rep;
+    use crate::core::results::Rep;
     use serde_json::json;
 
     /// The longest name of the registry (26 characters) still leaves a

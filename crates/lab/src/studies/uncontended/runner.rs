@@ -6,10 +6,16 @@
 //! [`Companion`]): glibc skips the atomic instructions of `pthread_mutex`
 //! while a process is single-threaded, which would flatter that peer.
 
-use crate::lablock::LabLock;
-use crate::results::Rep;
+use crate::core::lablock::LabLock;
+use crate::core::results::Rep;
 use serde::Serialize;
 use std::hint::black_box;
+
+/// The name its points are stored under.
+pub const BENCH: &str = "uncontended";
+
+/// The lock name of the physical floor that ratios refer to.
+pub const FLOOR: &str = "floor";
 
 /// Parameters of the uncontended benchmark.
 #[derive(Debug, Clone, Serialize)]
@@ -58,11 +64,11 @@ fn batch<L: LabLock>(lock: &L, n: u64) {
 }
 
 /// One repetition: ns per acquire+release on a fresh lock, timed in
-/// batches on a worker thread ([`crate::sweep::batched_cost`]: the
+/// batches on a worker thread ([`crate::core::sweep::batched_cost`]: the
 /// fastest batch wholly inside the window).
 pub fn run_rep<L: LabLock>(cfg: &Config) -> Result<Rep, String> {
     let lock = L::new();
-    crate::sweep::batched_cost(cfg.secs, || (), |_, n| batch(&lock, n))
+    crate::core::sweep::batched_cost(cfg.secs, || (), |_, n| batch(&lock, n))
 }
 
 #[cfg(test)]

@@ -1,0 +1,540 @@
+//! Plots of a stored run, as SVG: the chart helpers every study's plot
+//! draws with, the throughput-versus-threads plot ([`by_threads`]), and
+//! the choice of a run's study to plot ([`plot_run`]).
+//!
+//! [`by_threads`] draws one line per lock through the median throughput
+//! of each thread count, with min–max whiskers over the repetitions, so
+//! the spread stays visible. The SVG backend writes text as `<text>`
+//! elements and sizes labels with an estimate, so plotting needs no system
+//! fonts.
+//!
+//! A run can hold several parameter sets of a study (critical-section
+//! lengths, delays, …); a plot shows one, so that lines compare like with
+//! like. It is the first set stored, and the plot's second title line says
+//! so and how many sets there are ([`param_sets`] lists them).
+
+use std::path::Path;
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde_json::Value;
+
+use crate::core::error::{LabError, Result};
+use crate::core::report;
+use crate::core::results::{Point, RunMeta};
+
+/// Refuses an output path that is the database `db` (or one of SQLite's
+/// files beside it) however it is spelled: relative or absolute, through
+/// `..`, a symbolic link or a hard link, and one where something other
+/// than a regular file is (a FIFO, a device, a directory). Writing the
+/// `kind` of output there ("plot", "report") would destroy every stored
+/// run; `example` is a file name to suggest instead.
+pub fn check_out(out: &Path, db: &Path, kind: &str, example: &str) -> Result<()> {
+    crate::core::files::check_regular_or_absent(
+        "--out",
+        out,
+        &format!("a regular file (replaced whole) or a new file's name, e.g. {example}"),
+    )?;
+    let refuse = |what: &str| {
+        Err(LabError::input(format!(
+            "--out {}: that is {what}; writing the {kind} there would destroy the stored runs; \
+             give another file, e.g. {example}",
+            out.display()
+        )))
+    };
+    let (Some(out_abs), Some(db_abs)) = (resolved(out), resolved(db)) else {
+        return Ok(());
+    };
+    let db_name = db_abs.as_os_str();
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let mut name = db_name.to_owned();
+        name.push(suffix);
+        if out_abs.as_os_str() == name {
+            return refuse(if suffix.is_empty() {
+                "the database (--db)"
+            } else {
+                "a file of the database (--db)"
+            });
+        }
+    }
+    // A hard link (or a bind mount) is the same file under another name.
+    if let (Ok(a), Ok(b)) = (std::fs::metadata(out), std::fs::metadata(db)) {
+        use std::os::unix::fs::MetadataExt;
+        if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
+            return refuse("the database (--db) under another name");
+        }
+    }
+    Ok(())
+}
+
+/// `p` absolute, with every symbolic link and `..` resolved; for a file
+/// that does not exist yet, its directory resolved and its name kept.
+fn resolved(p: &Path) -> Option<std::path::PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c);
+    }
+    let name = p.file_name()?;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(name))
+}
+
+/// A chart ready to draw: scaled lines, the y range, the y description.
+pub(crate) struct Chart {
+    pub(crate) series: Vec<Series>,
+    pub(crate) y_lo: f64,
+    pub(crate) y_hi: f64,
+    pub(crate) y_desc: String,
+}
+
+/// Scales a chart's values to the unit of its largest one: the y axis
+/// spans lo/1.6 .. hi·1.6 on a log scale (half a decade of room keeps
+/// whisker caps inside), 0 .. hi·1.08 on a linear one (1 when all is 0);
+/// values a log axis cannot show sit on its floor. `None` if there
+/// is nothing the axis can show (a log axis shows nothing at or below 0).
+pub(crate) fn chart(series: &[Series], log_y: bool, what: &str) -> Option<Chart> {
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let shown = |y: f64| y.is_finite() && (!log_y || y > 0.0);
+    let lo = all()
+        .flat_map(|p| [p.1, p.2])
+        .filter(|&y| shown(y))
+        .reduce(f64::min)?;
+    let hi = all()
+        .flat_map(|p| [p.1, p.3])
+        .filter(|&y| shown(y))
+        .reduce(f64::max)?;
+    let (scale, unit) = report::throughput_unit(hi);
+    let (y_lo, y_hi) = if log_y {
+        (lo / scale / 1.6, hi / scale * 1.6)
+    } else {
+        (0.0, if hi > 0.0 { hi / scale * 1.08 } else { 1.0 })
+    };
+    let fit = |y: f64| {
+        if y.is_finite() {
+            (y / scale).max(y_lo)
+        } else {
+            y_lo
+        }
+    };
+    Some(Chart {
+        series: series
+            .iter()
+            .map(|s| Series {
+                lock: s.lock.clone(),
+                points: s
+                    .points
+                    .iter()
+                    .map(|&(x, med, min, max)| (x, fit(med), fit(min), fit(max)))
+                    .collect(),
+            })
+            .collect(),
+        y_lo,
+        y_hi,
+        y_desc: format!("{what} ({unit}{})", if log_y { ", log scale" } else { "" }),
+    })
+}
+
+pub(crate) const SIZE: (u32, u32) = (1100, 680);
+pub(crate) const FONT: &str = "sans-serif";
+
+/// Distinct on white and for most colour vision (the Tableau 10 set).
+pub(crate) const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The distinct parameter sets of a run's points of `bench`, in stored order.
+pub fn param_sets<'a>(points: &'a [Point], bench: &str) -> Vec<&'a Value> {
+    let mut sets: Vec<&Value> = Vec::new();
+    for p in points.iter().filter(|p| p.bench == bench) {
+        if !sets.contains(&&p.params) {
+            sets.push(&p.params);
+        }
+    }
+    sets
+}
+
+/// One lock's line: (threads, median, min, max) throughput, by threads.
+pub(crate) struct Series {
+    pub(crate) lock: String,
+    pub(crate) points: Vec<(i32, f64, f64, f64)>,
+}
+
+/// One chart's lines: per lock or strategy, the median, minimum and maximum of
+/// `metric` over the points `pick` keeps, at x = `x(point)`.
+pub(crate) fn series(
+    points: &[&Point],
+    pick: impl Fn(&Point) -> bool,
+    x: impl Fn(&Point) -> i32,
+    metric: fn(&crate::core::results::Rep) -> f64,
+) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for p in points.iter().filter(|p| pick(p) && !p.reps.is_empty()) {
+        let (med, min, max) = p.stat(metric);
+        if !med.is_finite() {
+            continue;
+        }
+        let at = (x(p), med, min, max);
+        match out.iter_mut().find(|s| s.lock == p.lock) {
+            Some(s) => s.points.push(at),
+            None => out.push(Series {
+                lock: p.lock.clone(),
+                points: vec![at],
+            }),
+        }
+    }
+    for s in &mut out {
+        s.points.sort_by_key(|p| p.0);
+    }
+    out
+}
+
+/// Writes an SVG of median throughput against threads for the run's first
+/// parameter set of `bench`, one line per lock with min–max whiskers;
+/// `log_y` makes the throughput axis logarithmic.
+pub fn by_threads(
+    meta: &RunMeta,
+    points: &[Point],
+    bench: &str,
+    out: &Path,
+    log_y: bool,
+) -> Result<()> {
+    let run = meta.id_text();
+    let sets = param_sets(points, bench);
+    let Some(&params) = sets.first() else {
+        return Err(LabError::input(format!(
+            "run {run} has no {bench} points to plot"
+        )));
+    };
+    let chosen: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.bench == bench && p.params == *params)
+        .collect();
+
+    let series = series(
+        &chosen,
+        |_| true,
+        |p| i32::try_from(p.threads).unwrap_or(i32::MAX - 1),
+        |r| r.throughput_ops_s,
+    );
+    let Some(c) = chart(&series, log_y, "throughput") else {
+        return Err(LabError::input(format!(
+            "run {run} has no {bench} throughput to plot{}",
+            if log_y {
+                " on a log axis (none above zero)"
+            } else {
+                ""
+            }
+        )));
+    };
+    // Threads are whole numbers: an integer axis, ticked at the counts
+    // measured, one thread of room each side.
+    let mut threads: Vec<i32> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let (tmin, tmax) = (threads[0], threads[threads.len() - 1]);
+    let x_range = (tmin - 1)..(tmax + 1);
+
+    let reps = {
+        let mut n: Vec<usize> = chosen.iter().map(|p| p.reps.len()).collect();
+        n.sort_unstable();
+        n.dedup();
+        match n.as_slice() {
+            [one] => format!("median of {one} reps"),
+            [a, .., b] => format!("median of {a}–{b} reps"),
+            [] => String::new(),
+        }
+    };
+    let titles = [
+        format!("run {run}: {bench} throughput vs threads ({reps}, whiskers min–max)"),
+        format!(
+            "{}{}",
+            param_text(params),
+            if sets.len() > 1 {
+                format!("   [parameter set 1 of {}]", sets.len())
+            } else {
+                String::new()
+            }
+        ),
+        machine_line(meta),
+    ];
+    // Wide enough for the longest lock name (the SVG text is ~9 px a
+    // character at this size).
+    let longest = c
+        .series
+        .iter()
+        .map(|s| s.lock.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let legend_width = (70 + 9 * longest).clamp(150, 360);
+
+    // Tall enough for the legend (title lines, then 26 px a lock).
+    let size = (SIZE.0, SIZE.1.max(160 + 26 * c.series.len() as u32));
+    write_svg(out, &run, size, &titles, |body| {
+        let (chart_area, legend_area) = body.split_horizontally(size.0 - legend_width);
+        let x = x_range.with_key_points(threads.clone());
+        if log_y {
+            draw_chart(
+                &chart_area,
+                x,
+                (c.y_lo..c.y_hi).log_scale(),
+                &c.series,
+                "threads",
+                &c.y_desc,
+            )?;
+        } else {
+            draw_chart(
+                &chart_area,
+                x,
+                c.y_lo..c.y_hi,
+                &c.series,
+                "threads",
+                &c.y_desc,
+            )?;
+        }
+        draw_legend(&legend_area, "lock", &c.series)?;
+        Ok(())
+    })
+}
+
+pub(crate) type DrawResult<T> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Draws an SVG of `size` (a white page, the `titles` of
+/// [`draw_titles`], then `body` in the area below them) and writes it to
+/// `out`; an error names run `run`.
+pub(crate) fn write_svg(
+    out: &Path,
+    run: &str,
+    size: (u32, u32),
+    titles: &[String],
+    body: impl FnOnce(&Area<'_>) -> DrawResult<()>,
+) -> Result<()> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        let drawn = (|| {
+            root.fill(&WHITE)?;
+            body(&draw_titles(&root, titles)?)?;
+            root.present()
+        })();
+        drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
+    }
+    crate::core::files::write_whole("--out", out, "plot", svg.as_bytes())
+}
+
+/// A chart builder on `area` with the margins and label areas every
+/// chart here has.
+pub(crate) fn chart_builder<'a, 'b, 'c>(
+    area: &'a Area<'c>,
+) -> ChartBuilder<'a, 'b, SVGBackend<'c>> {
+    let mut b = ChartBuilder::on(area);
+    b.margin_left(10)
+        .margin_right(20)
+        .margin_bottom(10)
+        .x_label_area_size(50)
+        .y_label_area_size(80);
+    b
+}
+
+/// The mesh of a chart of counts (cores, threads) against rates: light
+/// grid lines, the axis descriptions, the counts as they are on x and
+/// [`tick`] labels on y.
+pub(crate) fn draw_mesh<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+) -> DrawResult<()>
+where
+    X: Ranged<ValueType = i32> + ValueFormatter<i32>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 15))
+        .x_label_formatter(&|t| format!("{t}"))
+        .y_label_formatter(&|v| tick(*v))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()
+}
+
+/// CPU, cores, revision and start time, leaving out what is not known.
+pub(crate) fn machine_line(meta: &RunMeta) -> String {
+    let m = &meta.machine;
+    let mut parts = Vec::new();
+    if !m.cpu_model.is_empty() {
+        parts.push(m.cpu_model.clone());
+    }
+    if m.cores > 0 {
+        parts.push(format!("{} cores", m.cores));
+    }
+    if !m.git_rev.is_empty() {
+        parts.push(format!("git {}", m.git_rev));
+    }
+    parts.push(format!("started {}", meta.started));
+    parts.join(", ")
+}
+
+pub(crate) fn param_text(params: &Value) -> String {
+    match params {
+        Value::Object(map) if !map.is_empty() => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join("  "),
+        Value::Object(_) | Value::Null => "no parameters".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Draws the title lines and returns the area below them.
+pub(crate) fn draw_titles<'a>(root: &Area<'a>, lines: &[String]) -> DrawResult<Area<'a>> {
+    let sizes = [22, 16, 14];
+    let mut y = 12;
+    for (i, line) in lines.iter().enumerate() {
+        let size = sizes[i.min(sizes.len() - 1)];
+        let color = if i == 0 { BLACK } else { RGBColor(70, 70, 70) };
+        root.draw_text(line, &(FONT, size).into_font().color(&color), (20, y))?;
+        y += size + 8;
+    }
+    Ok(root.margin(y + 4, 0, 0, 0))
+}
+
+pub(crate) fn draw_chart<Y>(
+    area: &Area<'_>,
+    x: impl AsRangedCoord<Value = i32, CoordDescType: ValueFormatter<i32>>,
+    y: Y,
+    series: &[Series],
+    x_desc: &str,
+    y_desc: &str,
+) -> DrawResult<()>
+where
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = chart_builder(area).build_cartesian_2d(x, y)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 15))
+        .x_label_formatter(&|t| format!("{t}"))
+        .y_label_formatter(&|v| tick(*v))
+        .y_max_light_lines(1)
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()?;
+
+    let n = series.len() as i32;
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let line = color.stroke_width(2);
+        let whisker = color.mix(0.85).stroke_width(2);
+        // Whiskers first, so lines and markers draw over them, each lock's
+        // set a few pixels aside so that overlapping ranges stay readable.
+        let step = if n > 1 { (24 / (n - 1)).clamp(1, 4) } else { 0 };
+        let dx = (2 * i as i32 - (n - 1)) * step / 2;
+        for &(t, _, min, max) in &s.points {
+            let (_, y_min) = chart.backend_coord(&(t, min));
+            let (_, y_max) = chart.backend_coord(&(t, max));
+            let h = y_max - y_min;
+            if h.abs() < 2 {
+                continue; // no visible spread: a bare cap would look like a tick
+            }
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((t, min))
+                    + PathElement::new(vec![(dx, 0), (dx, h)], whisker)
+                    + PathElement::new(vec![(dx - 4, 0), (dx + 4, 0)], whisker)
+                    + PathElement::new(vec![(dx - 4, h), (dx + 4, h)], whisker),
+            ))?;
+        }
+        chart.draw_series(LineSeries::new(
+            s.points.iter().map(|&(t, med, _, _)| (t, med)),
+            line,
+        ))?;
+        let shape = marker_shape(i);
+        chart.draw_series(s.points.iter().map(|&(t, med, _, _)| {
+            EmptyElement::at((t, med)) + Polygon::new(shape.clone(), color.filled())
+        }))?;
+    }
+    Ok(())
+}
+
+/// The legend beside the chart, where it cannot cover data.
+pub(crate) fn draw_legend(area: &Area<'_>, title: &str, series: &[Series]) -> DrawResult<()> {
+    let style = (FONT, 16).into_font().color(&BLACK);
+    area.draw_text(
+        title,
+        &(FONT, 16).into_font().color(&RGBColor(70, 70, 70)),
+        (14, 12),
+    )?;
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let y = 42 + 26 * i as i32;
+        area.draw(&PathElement::new(
+            vec![(10, y), (44, y)],
+            color.stroke_width(2),
+        ))?;
+        area.draw(&(EmptyElement::at((27, y)) + Polygon::new(marker_shape(i), color.filled())))?;
+        area.draw_text(&s.lock, &style, (54, y - 8))?;
+    }
+    Ok(())
+}
+
+/// A marker shape per lock (cycled separately from the colours, so lines
+/// stay apart in greyscale too): circle, triangle, square, diamond,
+/// downward triangle. All are polygons in pixel offsets, one element type.
+pub(crate) fn marker_shape(i: usize) -> Vec<(i32, i32)> {
+    match (i + i / PALETTE.len()) % 5 {
+        0 => (0..16)
+            .map(|k| {
+                let a = f64::from(k) * std::f64::consts::TAU / 16.0;
+                (
+                    (5.5 * a.cos()).round() as i32,
+                    (5.5 * a.sin()).round() as i32,
+                )
+            })
+            .collect(),
+        1 => vec![(0, -7), (6, 5), (-6, 5)],
+        2 => vec![(-5, -5), (5, -5), (5, 5), (-5, 5)],
+        3 => vec![(0, -7), (7, 0), (0, 7), (-7, 0)],
+        _ => vec![(0, 7), (6, -5), (-6, -5)],
+    }
+}
+
+/// An axis tick label without float noise: 0.5, 10, 1.25, 2.5k.
+pub(crate) fn tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "0" || s == "-0" {
+        format!("{v:.1e}")
+    } else {
+        s.to_string()
+    }
+}

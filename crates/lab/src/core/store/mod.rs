@@ -1,0 +1,39 @@
+//! The results store: one SQLite file (`locklab.db` by default) that keeps
+//! every run, point and repetition.
+//!
+//! A run is written as it goes: `begin_run` stores it incomplete, each
+//! `add_point` commits one point with all its repetitions in one transaction,
+//! and `finish_run` marks it complete. An interrupted sweep therefore keeps
+//! every point it finished.
+//!
+//! The file is marked as locklab's by SQLite's `application_id` and carries
+//! its schema version in `user_version`. Opening never changes a file that is
+//! not a locklab database (not SQLite, another program's SQLite file, or a
+//! locklab schema newer than this build): that is refused with an input
+//! error. An older schema is brought up to date by the ordered steps in
+//! [`MIGRATIONS`], all in one transaction.
+//!
+//! Integers the data model holds as `u64` (operation counts, latencies, the
+//! TSC rate) are stored bit for bit in SQLite's signed 64-bit integers, so
+//! every value round-trips; only values above 2⁶³, which no measurement
+//! reaches, would read as negative in plain SQL. A NaN `f64` is stored as
+//! NULL (SQLite has no NaN) and reads back as NaN.
+//!
+//! By concern: `schema.rs` (the schema, its versions and the steps between
+//! them), `open.rs` (opening, the checks that keep a file that is not ours
+//! unchanged, creation under a temporary name, errors), `runs.rs` (runs,
+//! points and repetitions) and `baselines.rs`.
+
+mod baselines;
+mod errors;
+#[cfg(test)]
+mod fixtures;
+mod handle;
+mod open;
+mod runs;
+mod schema;
+
+pub use baselines::Baseline;
+pub use handle::Store;
+pub use runs::RunSummary;
+pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, REP_COLUMNS, SCHEMA_VERSION};

@@ -1,0 +1,526 @@
+//! The schema: its text, the steps that take an older file to this build's
+//! version, the version numbers, and the header that says whose (and which
+//! version's) a file is.
+
+use std::path::Path;
+
+use rusqlite::{Connection, Transaction};
+
+use super::errors::{read_err, write_err};
+use super::handle::Store;
+use crate::core::error::{LabError, Result};
+
+/// SQLite `application_id` of a locklab database: "LKLB".
+pub const APPLICATION_ID: i32 = 0x4c4b_4c42;
+
+/// One step of schema migration: `MIGRATIONS[i]` takes version `i` to `i + 1`.
+pub struct Migration {
+    /// What the step does, for messages.
+    pub what: &'static str,
+    /// Applies the step inside the migration transaction.
+    pub apply: fn(&Transaction<'_>) -> rusqlite::Result<()>,
+}
+
+/// Every schema step in order; the schema this build writes is
+/// `MIGRATIONS.len()`. Version 0 is an empty file.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        what: "create runs, points and reps (schema 1)",
+        apply: |tx| tx.execute_batch(SCHEMA_V1),
+    },
+    Migration {
+        what: "add the machine's cache-line round trip to runs (schema 2)",
+        apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN machine_c2c_ns REAL;"),
+    },
+    // Schemas 3 to 5 each added a column of one study's metrics (JSON) to
+    // reps; schema 7 folds such columns into one. A file migrating past
+    // them needs neither the columns nor the fold.
+    Migration {
+        what: "a study's metrics column (schema 3, superseded by schema 7)",
+        apply: |_| Ok(()),
+    },
+    Migration {
+        what: "a study's metrics column (schema 4, superseded by schema 7)",
+        apply: |_| Ok(()),
+    },
+    Migration {
+        what: "a study's metrics column (schema 5, superseded by schema 7)",
+        apply: |_| Ok(()),
+    },
+    Migration {
+        what: "add the waits still open at the window's closing to reps (schema 6)",
+        // Their count and the longest one's lower bound, ns; NULL in rows
+        // stored before the lab measured over one window (whose latency
+        // percentiles clamped every wait of 256 ticks or more).
+        apply: |tx| {
+            tx.execute_batch(
+                "ALTER TABLE reps ADD COLUMN censored INTEGER;
+                 ALTER TABLE reps ADD COLUMN censored_ns INTEGER;",
+            )
+        },
+    },
+    Migration {
+        what: "keep every study's metrics of a repetition in one JSON column of reps (schema 7)",
+        apply: fold_metrics,
+    },
+    Migration {
+        what: "add baselines, runs saved under a name to compare with (schema 8)",
+        apply: |tx| tx.execute_batch(SCHEMA_V8_BASELINES),
+    },
+];
+
+/// Schema 8: a baseline is a name for a stored run (`locklab baseline
+/// save`); deleting the run would delete its baselines.
+const SCHEMA_V8_BASELINES: &str = "
+CREATE TABLE baselines (
+    name   TEXT PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    saved  TEXT NOT NULL                  -- RFC 3339 UTC
+);
+";
+
+/// The columns of `reps` as of schema 7 that every repetition has: the
+/// keys (`id`, `point_id`), then a repetition's own fields in the order
+/// `locklab show --reps` exports them. In a file of schema 6, any other
+/// column is one study's metrics, as JSON, named by the study's key
+/// (schemas 3 to 5).
+pub const REP_COLUMNS: [&str; 17] = [
+    "id",
+    "point_id",
+    "rep",
+    "wall_s",
+    "cpu_s",
+    "total_ops",
+    "throughput_ops_s",
+    "ns_per_op",
+    "jain",
+    "p50_ns",
+    "p99_ns",
+    "p999_ns",
+    "max_ns",
+    "censored",
+    "censored_ns",
+    "thread_ops",
+    "metrics",
+];
+
+/// Schema 7: adds `reps.metrics`, a JSON object holding each study's
+/// metrics under the study's key (`{"key": {...}}`; NULL for none), and
+/// moves the per-study columns of older files into it under their column
+/// names, dropping them.
+fn fold_metrics(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch("ALTER TABLE reps ADD COLUMN metrics TEXT;")?;
+    let columns: Vec<String> = tx
+        .prepare("SELECT name FROM pragma_table_info('reps')")?
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for c in columns
+        .iter()
+        .filter(|c| !REP_COLUMNS.contains(&c.as_str()))
+    {
+        let q = format!("\"{}\"", c.replace('"', "\"\""));
+        // json_set, not json_patch: a merge patch would drop null members.
+        let path = format!("$.\"{}\"", c.replace('"', "\\\""));
+        tx.execute(
+            &format!(
+                "UPDATE reps SET metrics = json_set(COALESCE(metrics, '{{}}'), ?1, json({q}))
+                 WHERE {q} IS NOT NULL"
+            ),
+            [path],
+        )?;
+        tx.execute_batch(&format!("ALTER TABLE reps DROP COLUMN {q};"))?;
+    }
+    Ok(())
+}
+
+/// The newest schema version this build reads and writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+const SCHEMA_V1: &str = "
+CREATE TABLE runs (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind             TEXT NOT NULL,
+    command          TEXT NOT NULL,
+    params           TEXT NOT NULL,       -- JSON
+    started          TEXT NOT NULL,       -- RFC 3339 UTC
+    finished         TEXT,                -- NULL while running or if interrupted
+    complete         INTEGER NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)),
+    machine_cpu      TEXT NOT NULL,
+    machine_cores    INTEGER NOT NULL,
+    machine_tsc_hz   INTEGER,             -- NULL when unknown
+    machine_kernel   TEXT NOT NULL,
+    machine_rustc    TEXT NOT NULL,
+    machine_git_rev  TEXT NOT NULL,
+    machine_hostname TEXT NOT NULL
+);
+CREATE TABLE points (
+    id      INTEGER PRIMARY KEY,
+    run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    bench   TEXT NOT NULL,
+    lock    TEXT NOT NULL,
+    threads INTEGER NOT NULL,
+    params  TEXT NOT NULL                 -- JSON
+);
+CREATE INDEX points_by_run ON points(run_id, id);
+CREATE TABLE reps (
+    point_id         INTEGER NOT NULL REFERENCES points(id) ON DELETE CASCADE,
+    rep              INTEGER NOT NULL,
+    wall_s           REAL,                -- REAL columns: NULL is NaN
+    cpu_s            REAL,
+    total_ops        INTEGER NOT NULL,
+    throughput_ops_s REAL,
+    ns_per_op        REAL,
+    thread_ops       TEXT NOT NULL,       -- JSON array of per-thread counts
+    jain             REAL,
+    p50_ns           INTEGER NOT NULL,
+    p99_ns           INTEGER NOT NULL,
+    p999_ns          INTEGER NOT NULL,
+    max_ns           INTEGER NOT NULL,
+    PRIMARY KEY (point_id, rep)
+) WITHOUT ROWID;
+";
+
+impl Store {
+    /// Decides whether the file is locklab's and brings its schema to the
+    /// newest of `steps`. Reads only, until it has decided to write.
+    pub(super) fn check_and_migrate(&mut self, steps: &[Migration]) -> Result<()> {
+        let latest = steps.len() as u32;
+        // One read transaction: the three reads see one state of the file,
+        // even while another process is creating it.
+        let header = read_header_snapshot(&self.conn).map_err(|e| read_err(&self.path, e))?;
+        refuse_foreign(&self.path, &header, latest)?;
+        if header.user_version == latest {
+            return Ok(());
+        }
+        // IMMEDIATE takes the write lock now, so two processes creating the
+        // same new file do not both migrate; the header is read again under
+        // the lock for the same reason.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| write_err(&self.path, "cannot lock the database to set it up", e))?;
+        let header = read_header(&tx).map_err(|e| write_err(&self.path, "cannot read", e))?;
+        refuse_foreign(&self.path, &header, latest)?;
+        for (from, step) in steps.iter().enumerate().skip(header.user_version as usize) {
+            (step.apply)(&tx).map_err(|e| {
+                write_err(
+                    &self.path,
+                    &format!("cannot migrate from schema {from} ({})", step.what),
+                    e,
+                )
+            })?;
+        }
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .and_then(|()| tx.pragma_update(None, "user_version", latest))
+            .and_then(|()| tx.commit())
+            .map_err(|e| write_err(&self.path, "cannot write the schema", e))
+    }
+}
+
+/// What decides whether a file is a locklab database.
+pub(super) struct Header {
+    pub(super) application_id: i32,
+    pub(super) user_version: u32,
+    /// Tables, indexes, views and triggers in the file.
+    pub(super) objects: Vec<String>,
+}
+
+/// [`read_header`] inside one read transaction, so that its reads see one
+/// state of the file (without it, a file another process was creating
+/// between two of them looked like another program's).
+pub(super) fn read_header_snapshot(conn: &Connection) -> rusqlite::Result<Header> {
+    let tx = conn.unchecked_transaction()?;
+    let header = read_header(&tx)?;
+    tx.commit()?;
+    Ok(header)
+}
+
+pub(super) fn read_header(conn: &Connection) -> rusqlite::Result<Header> {
+    let application_id = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let user_version = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?;
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master ORDER BY name")?;
+    let objects = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Header {
+        application_id,
+        // user_version is a signed 32-bit header field; a negative one is
+        // no locklab version, so it reads as "newer than any".
+        user_version: u32::try_from(user_version).unwrap_or(u32::MAX),
+        objects,
+    })
+}
+
+/// Refuses a file that is another program's database or a newer locklab's.
+pub(super) fn refuse_foreign(path: &Path, h: &Header, latest: u32) -> Result<()> {
+    let shown = path.display();
+    let empty = h.application_id == 0 && h.user_version == 0 && h.objects.is_empty();
+    if h.application_id != APPLICATION_ID && !empty {
+        let mut names = h
+            .objects
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if h.objects.len() > 5 {
+            names.push_str(", …");
+        }
+        let what = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" (has {names})")
+        };
+        return Err(LabError::input(format!(
+            "{shown}: not a locklab database: an SQLite file of another program{what}; \
+             nothing was changed"
+        )));
+    }
+    if h.user_version > latest {
+        return Err(LabError::input(format!(
+            "{shown}: was written by a newer locklab (schema {}, this build reads up to {latest}); \
+             nothing was changed",
+            h.user_version
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::*;
+    use super::*;
+    use rusqlite::Connection;
+
+    #[test]
+    fn a_failing_migration_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let steps = [
+            Migration {
+                what: "one table",
+                apply: |tx| tx.execute_batch("CREATE TABLE a (x);"),
+            },
+            Migration {
+                what: "a broken step",
+                apply: |tx| tx.execute_batch("NOT SQL;"),
+            },
+        ];
+        let conn = Connection::open(db(&dir)).unwrap();
+        let mut store = Store {
+            conn,
+            path: db(&dir),
+        };
+        expect_input_err(
+            store.check_and_migrate(&steps),
+            "cannot migrate from schema 1 (a broken step)",
+        );
+        drop(store);
+        assert_eq!(header(&db(&dir)), (0, 0, vec![]));
+    }
+
+    #[test]
+    fn an_older_schema_is_migrated_keeping_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = {
+            let mut store = Store::open(&db(&dir)).unwrap();
+            let run = store.begin_run(&meta()).unwrap();
+            store.add_point(run, &point("tas", 1)).unwrap();
+            run
+        };
+        // A future schema, one step past this build's, that this build's
+        // file must reach.
+        let mut steps: Vec<Migration> = MIGRATIONS
+            .iter()
+            .map(|m| Migration {
+                what: m.what,
+                apply: m.apply,
+            })
+            .collect();
+        steps.push(Migration {
+            what: "add runs.note",
+            apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN note TEXT;"),
+        });
+        let conn = Connection::open(db(&dir)).unwrap();
+        let mut store = Store {
+            conn,
+            path: db(&dir),
+        };
+        store.check_and_migrate(&steps).unwrap();
+        let (_, version, _) = header(&db(&dir));
+        assert_eq!(version, SCHEMA_VERSION + 1);
+        assert_eq!(store.load(run).unwrap().1, vec![point("tas", 1)]);
+        // And this build now refuses it as newer.
+        drop(store);
+        expect_input_err(
+            Store::open(&db(&dir)),
+            &format!("newer locklab (schema {}", SCHEMA_VERSION + 1),
+        );
+    }
+
+    /// A file written by the first schema (before the machine's cache-line
+    /// round trip was recorded) opens, migrates, and keeps its runs, which
+    /// read back without a round trip.
+    #[test]
+    fn a_schema_1_file_gains_the_round_trip_column() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            let mut store = Store {
+                conn,
+                path: db(&dir),
+            };
+            store
+                .check_and_migrate(&[Migration {
+                    what: MIGRATIONS[0].what,
+                    apply: MIGRATIONS[0].apply,
+                }])
+                .unwrap();
+            store
+                .conn
+                .execute(
+                    "INSERT INTO runs (kind, command, params, started, finished, complete,
+                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                        machine_rustc, machine_git_rev, machine_hostname)
+                     VALUES ('bench demo', 'locklab bench demo', '{}', 't0', NULL, 0,
+                        'cpu', 2, NULL, 'k', 'r', 'g', 'h')",
+                    [],
+                )
+                .unwrap();
+        }
+        assert_eq!(header(&db(&dir)).1, 1);
+        let store = Store::open(&db(&dir)).unwrap();
+        assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
+        let (meta, points) = store.load(1).unwrap();
+        assert_eq!(meta.machine.c2c_round_trip_ns, None);
+        assert_eq!(meta.machine.cpu_model, "cpu");
+        assert!(points.is_empty());
+    }
+
+    /// A file of schema 2 (before any study's metrics) with a stored
+    /// repetition opens, migrates, and reads its repetitions back with no
+    /// metrics; a repetition stored after the migration keeps its metrics.
+    #[test]
+    fn a_schema_2_file_migrates_and_then_keeps_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            let mut store = Store {
+                conn,
+                path: db(&dir),
+            };
+            let first_two: Vec<Migration> = MIGRATIONS[..2]
+                .iter()
+                .map(|m| Migration {
+                    what: m.what,
+                    apply: m.apply,
+                })
+                .collect();
+            store.check_and_migrate(&first_two).unwrap();
+            store
+                .conn
+                .execute_batch(
+                    "INSERT INTO runs (kind, command, params, started, finished, complete,
+                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                        machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
+                     VALUES ('bench demo', 'locklab bench demo', '{}', 't0', NULL, 0,
+                        'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL);
+                     INSERT INTO points (run_id, bench, lock, threads, params)
+                     VALUES (1, 'demo', 'tas', 1, '{}');
+                     INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns)
+                     VALUES (1, 0, 1.0, 1.0, 10, 10.0, 1e8, '[10]', 1.0, 1, 2, 3, 4);",
+                )
+                .unwrap();
+        }
+        assert_eq!(header(&db(&dir)).1, 2);
+        let mut store = Store::open(&db(&dir)).unwrap();
+        assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
+        let (_, points) = store.load(1).unwrap();
+        assert_eq!(points[0].reps[0].total_ops, 10);
+        assert!(points[0].reps[0].metrics.is_empty());
+
+        let run = store.begin_run(&meta()).unwrap();
+        let mut p = point("lock-a", 2);
+        p.reps[1].metrics = metrics("study", 0.5);
+        store.add_point(run, &p).unwrap();
+        assert_eq!(store.load(run).unwrap().1, vec![p]);
+    }
+
+    /// A file of schema 6, whose repetitions kept each study's metrics in
+    /// a column of their own (schemas 3 to 5 added them), opens and
+    /// migrates: each column's JSON moves into `metrics` under the
+    /// column's name, and the columns are gone.
+    #[test]
+    fn a_schema_6_file_folds_its_study_columns_into_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            let mut store = Store {
+                conn,
+                path: db(&dir),
+            };
+            let first_six: Vec<Migration> = MIGRATIONS[..6]
+                .iter()
+                .map(|m| Migration {
+                    what: m.what,
+                    apply: m.apply,
+                })
+                .collect();
+            store.check_and_migrate(&first_six).unwrap();
+            store
+                .conn
+                .execute_batch(
+                    r#"ALTER TABLE reps ADD COLUMN alpha TEXT;
+                     ALTER TABLE reps ADD COLUMN beta TEXT;
+                     INSERT INTO runs (kind, command, params, started, finished, complete,
+                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                        machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
+                     VALUES ('k', 'locklab k', '{}', 't0', 't1', 1,
+                        'cpu', 2, 2000000000, 'k', 'r', 'g', 'h', 80.5);
+                     INSERT INTO points (run_id, bench, lock, threads, params)
+                     VALUES (1, 'b', 'l', 2, '{"mode": "multi"}');
+                     INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
+                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, alpha, beta,
+                        censored, censored_ns)
+                     VALUES (1, 0, 0.3, 0.6, 3000, 10000.0, 200.0, '[1500, 1500]', 1.0, 0, 0, 0, 0,
+                        NULL, '{"ticks": 600000000, "rate": null}', 2, 7),
+                        (1, 1, 0.3, 0.6, 3000, 10000.0, 200.0, '[1500, 1500]', 1.0, 0, 0, 0, 0,
+                        '{"seed": 3, "per_vm": [{"name": "a"}]}', NULL, NULL, NULL),
+                        (1, 2, 0.3, 0.6, 3000, 10000.0, 200.0, '[1500, 1500]', 1.0, 0, 0, 0, 0,
+                        NULL, NULL, 0, 0);"#,
+                )
+                .unwrap();
+        }
+        assert_eq!(header(&db(&dir)).1, 6);
+        let store = Store::open(&db(&dir)).unwrap();
+        assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
+        assert_eq!(SCHEMA_VERSION, 8);
+        let (meta6, points) = store.load(1).unwrap();
+        assert!(meta6.complete);
+        assert_eq!(meta6.machine.c2c_round_trip_ns, Some(80.5));
+        let reps = &points[0].reps;
+        assert_eq!(
+            serde_json::Value::Object(reps[0].metrics.clone()),
+            json!({"beta": {"ticks": 600_000_000_u64, "rate": null}})
+        );
+        assert_eq!((reps[0].censored, reps[0].censored_ns), (2, 7));
+        assert_eq!(
+            serde_json::Value::Object(reps[1].metrics.clone()),
+            json!({"alpha": {"seed": 3, "per_vm": [{"name": "a"}]}})
+        );
+        assert!(reps[2].metrics.is_empty());
+        let columns: Vec<String> = store
+            .conn
+            .prepare("SELECT name FROM pragma_table_info('reps')")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(
+            columns.iter().all(|c| REP_COLUMNS.contains(&c.as_str())),
+            "{columns:?}"
+        );
+        assert!(columns.iter().any(|c| c == "metrics"), "{columns:?}");
+    }
+}
