@@ -11,7 +11,7 @@
 //!
 //! # Choose a lock
 //!
-//! The figures are from `docs/measured.md` in the repository, measured by
+//! The figures are from `docs/results.md` in the repository, measured by
 //! the `locklab` command line (`cargo install --path crates/lab` in the
 //! repository) on a 2-core KVM guest, Intel Xeon at 2.30 GHz, Linux 6.18,
 //! git 388ddce, unless a row says otherwise; the command in each row
@@ -56,7 +56,7 @@
 //! - [`RwLock`] is [`RwSem`] (`rwsem`), the one sleeping reader-writer
 //!   lock of the library: the spinning ones share the spin locks' hazard
 //!   beyond the cores (a queued writer or reader that is not running
-//!   stalls the queue behind it). `docs/measured.md` has no figure for
+//!   stalls the queue behind it). `docs/results.md` has no figure for
 //!   `rwsem` itself yet; `locklab bench hash --strategies
 //!   'global-rw(rwsem),global-rw(parking_lot-rw),global-rw(std-rw)'`
 //!   compares it with the peers. It has no upgradable reads, `downgrade`
