@@ -269,7 +269,7 @@ pub fn check_kernel<C: Concurrency>(k: &Kernel<C>) -> Violations {
     }
     // Idle time: every core left its idle loop when it stopped, and none
     // idled longer than the kernel has existed.
-    let now = locklab::util::pause::ticks();
+    let now = locklab::sys::ticks();
     for (c, clock) in k.idle.iter().enumerate() {
         if clock.is_idle() {
             v.add(format!("core {c} stopped but is still marked idle"));

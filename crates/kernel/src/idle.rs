@@ -104,7 +104,7 @@ impl IdleClock {
     /// taken just after the state was read.
     pub fn sample(&self) -> (u64, u64) {
         let w = self.word.load(Relaxed);
-        let now = locklab::util::pause::ticks();
+        let now = locklab::sys::ticks();
         (now, Self::at(w, now))
     }
 

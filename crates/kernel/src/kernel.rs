@@ -45,7 +45,7 @@ use crate::stats::{CoreStats, Published};
 use crate::syscall::{Error, Syscall, REG_BADGE, REG_ERROR, REG_MSG};
 use crate::user::{Program, Regs};
 use crossbeam_utils::CachePadded;
-use locklab::util::pause::{spin_ticks, ticks};
+use locklab::sys::{spin_ticks, ticks};
 use locklab::{RawTicket, Ticket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};

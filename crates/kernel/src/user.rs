@@ -8,7 +8,7 @@
 
 use crate::objects::REG_WORDS;
 use crate::syscall::{Error, Syscall, REG_BADGE, REG_ERROR, REG_MSG};
-use locklab::util::pause::spin_ticks;
+use locklab::sys::spin_ticks;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::Exp1;

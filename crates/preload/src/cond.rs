@@ -19,7 +19,7 @@
 //! lets a program destroy it then (no thread is blocked on it any more)
 //! and reuse its memory at once: the woken waiters must not depend on the
 //! object. So the state lives in a block that the waiters count
-//! themselves into ([`Block::refs`]): `destroy` detaches the block from
+//! themselves into (`Block::refs`): `destroy` detaches the block from
 //! the object, and whoever leaves it last (`destroy`, or the last waiter
 //! still inside) gives it back to the arena. `init` takes the block at
 //! once and says `ENOMEM` when there is none; a statically initialized
@@ -30,7 +30,7 @@
 //! cancellation points. glibc acts on a deferred cancel at its own
 //! cancellation points by switching to asynchronous cancellation around
 //! the blocking system call, so that `pthread_cancel`'s signal unwinds the
-//! thread from inside it; we do the same around our futex wait ([`sleep`]).
+//! thread from inside it; we do the same around our futex wait (`sleep`).
 //! The unwinding that follows must find the mutex held again before the
 //! program's first clean-up handler runs, and the condition variable's
 //! books in order: before sleeping, the waiter pushes a clean-up of its
@@ -49,7 +49,7 @@
 //! without releasing the mutex. The binding ends as soon as the last of
 //! those waiters is released (by a broadcast, by the signal that wakes it,
 //! or by its own time-out), not when it has left: a waiter woken by a
-//! broadcast may still wait for its mutex. The bookkeeping ([`Block`]'s
+//! broadcast may still wait for its mutex. The bookkeeping (`Block`'s
 //! `bound`, `unreleased`, `epoch`) errs towards accepting: a count that is
 //! low at worst misses a misuse, never refuses a correct program.
 

@@ -218,7 +218,7 @@ pub(crate) fn alloc(size: usize, align: usize) -> *mut u8 {
         let mut at = ARENA.next.load(Ordering::Relaxed).next_multiple_of(bytes);
         if at == 0 || at + bytes > ARENA.end.load(Ordering::Relaxed) {
             let len = CHUNK.max(bytes);
-            let Some(p) = locklab::util::try_map_anon(len) else {
+            let Some(p) = locklab::sys::try_map_anon(len) else {
                 return core::ptr::null_mut();
             };
             at = p as usize;

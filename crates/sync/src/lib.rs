@@ -1,30 +1,116 @@
-//! locklab: lock algorithms for multicore programs.
-//!
-//! Every algorithm lives in its own file, implements [`lock_api::RawMutex`]
-//! (so the ready-made `…Mutex<T>` aliases behave like `parking_lot::Mutex<T>`),
-//! and carries a [`LockInfo`] that the locklab lab, the docs and the CLI all
-//! read from one place.
+//! locklab: lock algorithms for multicore programs, and the lab's
+//! recommended defaults under `parking_lot`'s names.
 //!
 //! ```
-//! let counter = locklab::TasMutex::new(0u64);
+//! use locklab::Mutex; // was: use parking_lot::Mutex;
+//!
+//! static COUNTER: Mutex<u64> = Mutex::new(0);
+//! *COUNTER.lock() += 1;
+//! assert_eq!(*COUNTER.lock(), 1);
+//! ```
+//!
+//! # Choose a lock
+//!
+//! The figures are from `docs/results.md` in the repository, measured by
+//! the `locklab` command line (`cargo install --path crates/lab` in the
+//! repository) on a 2-core KVM guest, Intel Xeon at 2.30 GHz, Linux 6.18,
+//! git 388ddce, unless a row says otherwise; the command in each row
+//! measures the same on your machine. Threads beyond the cores are
+//! where families part: a waiter that spins holds a CPU its lock's owner
+//! may need.
+//!
+//! | family | types | wins | loses | measure it |
+//! |---|---|---|---|---|
+//! | spin: test-and-set, TTAS, backoff | [`TasMutex`], [`TtasMutex`], [`BackoffMutex`] | uncontended: `tas` 8.08 ns an acquire+release, at the one-atomic floor (8.05 ns; `parking_lot` 12.1) | unfair and collapsing beyond the cores: at 8 threads on 2 cores `tas` does 1.17 Mops/s against `parking_lot`'s 3.15, its least-served thread gets 37 % of an even share, one wait lasted over 184 ms | `locklab bench spin --locks tas,ttas,parking_lot --threads 1,2,8` |
+//! | fair spin: ticket and queue locks | [`TicketMutex`], [`TicketBackoffMutex`], [`K42Mutex`], [`McsMutex`], [`ClhMutex`], [`QspinMutex`] | FIFO, so no starvation (Jain index 0.99 at 8 threads); `qspin` 8.76 ns uncontended and 0.98× `tas`'s throughput at 2 threads; MCS-style queues keep each waiter on its own cache line | preemption: a hand-over to a waiter that is not running waits for the scheduler, so at 8 threads on 2 cores they collapse to 120–165 acquisitions a second, about 20 000× below `parking_lot` | `locklab bench lhp --locks ticket,mcs,qspin,mutex` |
+//! | sleeping and hybrid | [`Mutex`] (= [`HybridMutex`]), [`Futex3Mutex`], [`SpinParkMutex`], [`SpinYieldMutex`] | more threads than cores: [`Mutex`] keeps 90 % of its one-thread rate at 8 and 16 threads (5.31 Mops/s, 1.20× and 1.09× `parking_lot`); when an owner stalls (50 µs every 100 sections), 741 ns of CPU per acquisition at 8 threads against `parking_lot`'s 1.16 µs | uncontended: [`Mutex`] 19.7 ns against `parking_lot`'s 12.1 and [`Futex3Mutex`]'s 11.5; with a 200 ns gap between acquisitions, 2.55 Mops/s at 8 threads against `parking_lot`'s 3.15 | `locklab bench lhp --locks mutex,futex3,parking_lot,std` |
+//! | reader-writer | [`RwLock`] (= [`RwSem`]), [`RwFairLock`], [`RwReaderLock`], [`RwWriterLock`], [`BrLock`] | readers that overlap: a hash table with a reader-writer lock per bucket keeps 97 Mops/s at 4 threads where a spin lock per bucket falls to 42.5; `brlock`'s readers scale (44.8 → 88.6 Mops/s from 1 to 2 threads) | readers still write the lock's word: one global `rw-fair` falls from 64.2 Mops/s at 1 thread to 26.5 at 2 with no updates at all; `brlock`'s writers pay, 0.21× the per-bucket `rw-fair` at 50 % updates | `locklab bench hash --strategies 'bucket-rw(rw-fair),bucket-rw(rwsem),brlock,bucket-spin'` |
+//! | seqlock | [`SeqLock`], [`SeqCount`] | readers write nothing shared: 366 Mops/s at 2 threads (0.65× no synchronization at all) and the fastest strategy from 10 % to 33 % updates at 4 threads | only `Copy` data, copied out by every read and read again after a write: at 100 % updates 15.9 Mops/s against `dashmap`'s 25.3 (4 threads, git de0c460) | `locklab bench hash --strategies seqlock,rcu,bucket-rw --update-pct 0,10,33,50` |
+//! | RCU | [`rcu::Rcu`], [`rcu::Qsbr`], [`rcu::RcuHashMap`], [`rcu::RcuList`] | read-mostly: readers as fast as no synchronization at all (`rcu` 540 and `rcu-qsbr` 572 Mops/s at 2 threads against 544) | updates allocate and wait for grace periods: at 4 threads `rcu` falls behind the per-bucket reader-writer lock at 18.6 % updates (`rcu-qsbr` at 25.2 %), 0.53× of it at 100 % | `locklab bench hash --strategies none,rcu,rcu-qsbr,bucket-rw` |
+//! | hardware lock elision | [`ElidedMutex`], [`AdaptiveElidedMutex`] | on a CPU with RTM, critical sections that touch different lines run in parallel: the emulated kernel's key-value benchmark at 2 cores had its best work per busy CPU with `elide(clh)` (1.39–1.50 Mreq/s against 1.19–1.21 for the big lock; a 2-core Xeon guest with RTM, git e74a1c5) | without RTM (AMD processors; Intel parts whose microcode or kernel switched TSX off) it is its fall-back lock plus one load; and with it, the gain there was in CPU more than speed (the big lock kept 0.89–0.91× of the best throughput) | `locklab bench kv --variants 'bkl(clh),elide(clh),fine'` |
+//!
+//! The quick suite, `locklab bench`, runs the uncontended, `spin` and
+//! `lhp` rows above for every lock in about five minutes; `locklab
+//! advise` measures the candidates for a workload you describe.
+//!
+//! # The defaults: `parking_lot`'s names
+//!
+//! [`Mutex`], [`MutexGuard`], [`MappedMutexGuard`], [`RwLock`],
+//! [`RwLockReadGuard`], [`RwLockWriteGuard`], [`MappedRwLockReadGuard`],
+//! [`MappedRwLockWriteGuard`], [`RawMutex`], [`RawRwLock`], [`Condvar`]
+//! and [`WaitTimeoutResult`] have `parking_lot`'s names and shapes
+//! (`lock_api` types, `const fn new`), so `use locklab::{Mutex, …};`
+//! replaces `use parking_lot::{Mutex, …};` (`tests/adopt.rs` compiles and
+//! runs one program both ways). [`lock_api`] is re-exported, so naming a
+//! guard or a trait needs no second dependency.
+//!
+//! - [`Mutex`] is the hybrid mutex (`mutex` in the lab): the sleeping lock
+//!   that held up best with more threads than cores in the table above
+//!   (1.20× `parking_lot` at 8 threads on 2 cores, 1.09× at 16, 90 % of
+//!   its one-thread rate), gives up on a stalled owner sooner than
+//!   `parking_lot` (741 ns of CPU per acquisition against 1.16 µs), and
+//!   has the timed and fair unlock that `parking_lot`'s mutex has. Its price is the uncontended pair (19.7
+//!   against 12.1 ns on that Xeon; 21.7 against 22.5 ns on the AMD EPYC
+//!   guest of earlier runs): where a lock is almost never contended and
+//!   every nanosecond counts, [`Futex3Mutex`] (11.5 ns) is the choice.
+//! - [`RwLock`] is [`RwSem`] (`rwsem`), the one sleeping reader-writer
+//!   lock of the library: the spinning ones share the spin locks' hazard
+//!   beyond the cores (a queued writer or reader that is not running
+//!   stalls the queue behind it). `docs/results.md` has no figure for
+//!   `rwsem` itself yet; `locklab bench hash --strategies
+//!   'global-rw(rwsem),global-rw(parking_lot-rw),global-rw(std-rw)'`
+//!   compares it with the peers. It has no upgradable reads, `downgrade`
+//!   or timed locking.
+//! - [`Condvar`] works with the guard of any locklab mutex. Unlike
+//!   `parking_lot`'s, its `wait` may return without a notify (as
+//!   `std`'s): wait in a loop, or with `wait_while`.
+//!
+//! # The algorithms
+//!
+//! Every algorithm lives in its own file and keeps its own name. The
+//! mutexes implement [`lock_api::RawMutex`] (with a ready `…Mutex<T>`
+//! alias that behaves like `parking_lot::Mutex<T>`; some also
+//! `RawMutexFair` and `RawMutexTimed`), the reader-writer locks
+//! [`lock_api::RawRwLock`]; the seqlock, RCU and the elided locks have
+//! APIs of their own. Each raw lock carries a [`LockInfo`] that the lab,
+//! the docs and the CLI read from one place. [`sys`] has the tick clock
+//! and kernel memory that the locks are built on.
+//!
+//! ```
+//! let counter = locklab::McsMutex::new(0u64);
 //! *counter.lock() += 1;
 //! assert_eq!(*counter.lock(), 1);
 //! ```
 //!
 //! Under `--cfg loom` the algorithms are built on loom's atomics so that the
-//! model checks in `tests/loom.rs` exercise the very same code; the
+//! model checks in `tests/loom/` exercise the very same code; the
 //! `lock_api` layer (which needs `const` initialisers that loom cannot
 //! provide) is left out in that configuration.
 
 #![warn(missing_docs)]
 
 pub mod block;
+#[cfg(not(loom))]
+mod defaults;
 pub mod elide;
 pub mod info;
 pub mod rcu;
 pub mod rw;
 pub mod spin;
-pub mod util;
+pub mod sys;
+mod util;
+
+use util::loom_const_fn;
+#[cfg(not(loom))]
+use util::{guardless_raw_mutex, guardless_raw_rwlock};
+
+pub use lock_api;
+
+#[cfg(not(loom))]
+pub use defaults::{
+    MappedMutexGuard, MappedRwLockReadGuard, MappedRwLockWriteGuard, Mutex, MutexGuard, RawMutex,
+    RawRwLock, RwLock, RwLockReadGuard, RwLockWriteGuard,
+};
 
 pub use block::condvar::{Condvar, TwoMutexes, WaitTimeoutResult};
 #[cfg(not(loom))]
@@ -49,4 +135,12 @@ pub use rw::{BrReadToken, RawBrLock, SeqCount, SeqData, SeqLock};
 pub use rw::{RawRwFair, RawRwReader, RawRwWriter};
 #[cfg(not(loom))]
 pub use rw::{RwFairLock, RwReaderLock, RwWriterLock};
-pub use spin::*;
+#[cfg(not(loom))]
+pub use spin::{
+    BackoffMutex, ClhMutex, K42Mutex, McsMutex, QspinMutex, TasMutex, TicketBackoffMutex,
+    TicketMutex, TtasMutex,
+};
+pub use spin::{ClhToken, McsToken, Ticket};
+pub use spin::{
+    RawBackoff, RawClh, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas,
+};

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 /// A raw timestamp in ticks (TSC cycles, or ns since an epoch on fallback):
 /// the library's spin clock, so that the lab and the locks read one clock.
-pub use locklab::util::pause::ticks;
+pub use locklab::sys::ticks;
 
 /// Busy-waits for a number of ticks (see [`ns_to_ticks`]).
-pub use locklab::util::pause::spin_ticks;
+pub use locklab::sys::spin_ticks;
 
 /// Ticks per nanosecond, measured once (≈ 20 ms) on first use: more
 /// precisely than the library's quick calibration, since the lab reports
@@ -25,7 +25,7 @@ pub fn ticks_per_ns() -> f64 {
         // Best of three short windows: a preemption only ever inflates the
         // wall-clock side, so the highest rate seen is the least disturbed.
         (0..3)
-            .map(|_| locklab::util::pause::tick_rate(Duration::from_millis(7)))
+            .map(|_| locklab::sys::tick_rate(Duration::from_millis(7)))
             .fold(0.0, f64::max)
     })
 }

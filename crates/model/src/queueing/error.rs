@@ -4,7 +4,7 @@
 //! Allowed means more than each number on its own being finite: a model
 //! is only solved where every result it gives is a finite number too. The
 //! results are rates and times in the unit of S, so the domain is checked
-//! up front from the parameters ([`check_scale`], [`check_response`]):
+//! up front from the parameters (`check_scale`, `check_response`):
 //! 1/S (the peak throughput) and Z/S (the knee 1 + Z/S) finite for any
 //! model, and N·(S + C·N) (the longest response time) finite for N
 //! cores. Within it the chain's logarithms keep every intermediate value

@@ -12,7 +12,7 @@
 //! | machine repairman (big lock, scalable queue lock) | S | [`repairman`] |
 //! | ticket-lock collapse | S + C·k | [`ticket`] |
 //!
-//! [`fit`] fits the repairman's S and Z to a measured curve.
+//! [`fit()`] fits the repairman's S and Z to a measured curve.
 //!
 //! Invalid parameters (S ≤ 0, Z < 0, N = 0, anything not finite) are
 //! [`ModelError`]s, never panics.

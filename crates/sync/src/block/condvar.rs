@@ -76,6 +76,17 @@
 //! reaches it early. Callers re-check their condition, or use
 //! [`Condvar::wait_while`], which does so and never returns spuriously.
 //!
+//! This is the one difference from `parking_lot::Condvar` that a program
+//! can trip over: `parking_lot`'s `wait` returns only after a notify (or
+//! its timeout), so a single waiter may test its condition with `if`
+//! before it waits; here it must loop, as with `std::sync::Condvar`. The
+//! calls themselves have `parking_lot`'s shapes: `new` (a `const fn`),
+//! `wait(&mut guard)`, `wait_for`, `wait_until`, `wait_while`,
+//! `wait_while_for` and `wait_while_until` (the condition before the
+//! time), `notify_one -> bool` and `notify_all -> usize`. Their counts
+//! are of sleepers woken (or queued for waking), so a waiter that had not
+//! yet fallen asleep returns without being counted.
+//!
 //! # One mutex at a time
 //!
 //! Waiters of one condvar that hold different mutexes would each assume the
@@ -403,6 +414,15 @@ mod guards {
             self.wait_guard(guard, Instant::now().checked_add(timeout))
         }
 
+        /// [`wait_timeout`](Self::wait_timeout) under `parking_lot`'s name.
+        pub fn wait_for<R: RawMutex, T: ?Sized>(
+            &self,
+            guard: &mut MutexGuard<'_, R, T>,
+            timeout: Duration,
+        ) -> WaitTimeoutResult {
+            self.wait_timeout(guard, timeout)
+        }
+
         /// Waits while `condition` holds for the protected data; returns
         /// with the mutex held and `condition` false. Never returns
         /// spuriously.
@@ -419,11 +439,13 @@ mod guards {
         /// [`wait_while`](Self::wait_while), but gives up at `deadline`.
         /// Reports a timeout only if `condition` still held when time ran
         /// out.
+        /// The arguments are in `parking_lot`'s order (the condition
+        /// before the deadline).
         pub fn wait_while_until<R: RawMutex, T: ?Sized>(
             &self,
             guard: &mut MutexGuard<'_, R, T>,
-            deadline: Instant,
             mut condition: impl FnMut(&mut T) -> bool,
+            deadline: Instant,
         ) -> WaitTimeoutResult {
             while condition(guard) {
                 if self.wait_until(guard, deadline).timed_out() {
@@ -441,7 +463,7 @@ mod guards {
             mut condition: impl FnMut(&mut T) -> bool,
         ) -> WaitTimeoutResult {
             match Instant::now().checked_add(timeout) {
-                Some(deadline) => self.wait_while_until(guard, deadline, condition),
+                Some(deadline) => self.wait_while_until(guard, condition, deadline),
                 None => {
                     self.wait_while(guard, &mut condition);
                     WaitTimeoutResult(false)

@@ -79,7 +79,7 @@
 //! slow path costs a sleep, a wake-up and traffic on the lock word.
 //!
 //! All spin budgets are times, and the spinners' waits read a clock
-//! ([`crate::util::pause::relax_ns`]: groups of `pause` hints sized by
+//! (`util::pause::relax_ns`, private: groups of `pause` hints sized by
 //! their measured cost, between looks at the time-stamp counter). The
 //! lab measured why not to wait in plain runs of hints: on its VM, a head
 //! spinner that did sometimes left the owner running at half speed (see

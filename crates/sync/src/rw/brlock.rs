@@ -56,8 +56,8 @@
 //! The classic lock has one slot per CPU, and the issue asks for one per
 //! thread. User threads have no stable CPU (they migrate between the
 //! increment and the decrement; Linux disabled preemption instead), and
-//! locklab's compact thread indexes ([`thread_index`]) go up to
-//! [`MAX_THREADS`](thread_index::MAX_THREADS) = 16383: a full table of
+//! locklab's compact thread indexes (`util::thread_index`) go up to
+//! `MAX_THREADS` = 16383: a full table of
 //! padded slots would be 2 MiB per lock, and a writer would have to visit
 //! all of them. Lazily allocated chunks of slots would bound memory by the
 //! threads actually seen, but put an allocation (and its synchronization) on

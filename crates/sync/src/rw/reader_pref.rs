@@ -43,7 +43,7 @@
 //! before any other writer: no writer can enter while their units are
 //! counted. A writer waits by reading until the word is 0 and then makes
 //! one CAS attempt, as [`RawTtas`](crate::RawTtas) does, and backs off
-//! (bounded, randomized; [`Backoff`]) after a failed one.
+//! (bounded, randomized; `util::backoff::Backoff`) after a failed one.
 //!
 //! Seed 003 (McKenney) measures the cost any such counter lock has: every
 //! read acquisition and release is an RMW on the one shared line, so with

@@ -11,7 +11,7 @@
 //! (Anderson, IEEE TPDS 1990; Mellor-Crummey & Scott, ACM TOCS 1991, §2.1;
 //! seed 001 (Bueso) discusses static, proportional and exponential delays).
 //! The window's bounds and the generator live in
-//! [`util::backoff`](crate::util::backoff), where the constants are
+//! `util::backoff` (private), where the constants are
 //! justified.
 //!
 //! The price is fairness and hand-over latency: a waiter deep in its backoff

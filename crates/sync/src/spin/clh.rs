@@ -9,7 +9,7 @@
 //! price is that nodes migrate: the releaser's node stays in the queue for
 //! its successor to read, and the successor adopts its predecessor's node in
 //! exchange. Nodes therefore come from a pool of wandering nodes
-//! ([`crate::util::clh_pool`]) rather than per-thread rows.
+//! (`util::clh_pool`) rather than per-thread rows.
 //! Sources: T. Craig, "Building FIFO and priority-queuing spin locks from
 //! atomic swap", TR 93-02-02, University of Washington, 1993; P. Magnusson,
 //! A. Landin and E. Hagersten, "Queue locks on cache coherent

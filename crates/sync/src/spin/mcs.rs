@@ -10,7 +10,7 @@
 //! Synchronization on Shared-Memory Multiprocessors", ACM TOCS 9(1), 1991;
 //! seed 001 (Bueso) on MCS in Linux.
 //!
-//! Nodes come from a per-thread [`NodeTable`](crate::util::nodes::NodeTable)
+//! Nodes come from a per-thread `util::nodes::NodeTable`
 //! row (four slots, as Linux's per-CPU qspinlock nodes), so one thread can
 //! hold up to four MCS locks at once and release them in any order; the
 //! guard carries the node's (thread, slot). A thread that holds more than

@@ -15,7 +15,7 @@
 //!   queue node, which is the point: a lock that sees at most two CPUs at
 //!   once never touches a node.
 //! - Further contenders queue MCS-style: claim a node from this thread's
-//!   [`NodeTable`](crate::util::nodes::NodeTable) row, publish it as the
+//!   `util::nodes::NodeTable` row, publish it as the
 //!   tail (thread index + 1 and slot, so that 0 means "no tail"), link
 //!   behind the previous tail's node and spin on their own node. The queue
 //!   head instead waits for locked and pending both to clear, then takes the

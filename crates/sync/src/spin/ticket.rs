@@ -166,50 +166,68 @@ impl Described for RawTicket {
     };
 }
 
+/// Implements `lock_api::RawMutex` and `RawMutexFair` with the [`Ticket`]
+/// as the guard for a ticket lock whose inherent `acquire -> Ticket`,
+/// `try_acquire -> Option<Ticket>`, `unsafe release(Ticket)` and `is_held`
+/// are the algorithm: [`RawTicket`] and `RawTicketBackoff`, which differ
+/// only in how they wait. A fair unlock is the plain release, since every
+/// release already hands the lock to the longest waiter. Write the lock's
+/// own SAFETY argument above each use.
+#[cfg(not(loom))]
+macro_rules! ticket_raw_mutex {
+    ($ty:ty) => {
+        // SAFETY: the invoker states above the macro why the algorithm
+        // excludes; this layer only forwards to it.
+        unsafe impl lock_api::RawMutex for $ty {
+            const INIT: Self = Self::new();
+            type Guard = $crate::spin::ticket::Ticket;
+
+            #[inline]
+            fn lock(&self) -> $crate::spin::ticket::Ticket {
+                self.acquire()
+            }
+
+            #[inline]
+            fn try_lock(&self) -> Option<$crate::spin::ticket::Ticket> {
+                self.try_acquire()
+            }
+
+            #[inline]
+            unsafe fn unlock(&self, guard: $crate::spin::ticket::Ticket) {
+                // SAFETY: the caller passes the guard of a held lock.
+                unsafe { self.release(guard) }
+            }
+
+            #[inline]
+            fn is_locked(&self) -> bool {
+                self.is_held()
+            }
+        }
+
+        // SAFETY: as for `RawMutex`; every release already hands the lock
+        // to the longest waiter, which is what a fair unlock must do.
+        unsafe impl lock_api::RawMutexFair for $ty {
+            #[inline]
+            unsafe fn unlock_fair(&self, guard: $crate::spin::ticket::Ticket) {
+                // SAFETY: the caller passes the guard of a held lock.
+                unsafe { self.release(guard) }
+            }
+        }
+    };
+}
+#[cfg(not(loom))]
+pub(crate) use ticket_raw_mutex;
+
 #[cfg(not(loom))]
 mod raw {
-    use super::{RawTicket, Ticket};
+    use super::RawTicket;
 
     // SAFETY: tickets are unique (drawn by `fetch_add`, or claimed by a
     // compare-exchange that advances `next`), and a ticket holder enters only
     // once `owner` equals its ticket; `owner` moves on only when that holder
     // releases. So at most one guard exists at a time. Entering reads `owner`
     // with `Acquire`, releasing stores it with `Release`.
-    unsafe impl lock_api::RawMutex for RawTicket {
-        const INIT: Self = Self::new();
-        type Guard = Ticket;
-
-        #[inline]
-        fn lock(&self) -> Ticket {
-            self.acquire()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<Ticket> {
-            self.try_acquire()
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, guard: Ticket) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release(guard) }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
-
-    // SAFETY: as for `RawMutex`; every release already hands the lock to the
-    // longest waiter, which is what a fair unlock must do.
-    unsafe impl lock_api::RawMutexFair for RawTicket {
-        #[inline]
-        unsafe fn unlock_fair(&self, guard: Ticket) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release(guard) }
-        }
-    }
+    super::ticket_raw_mutex!(RawTicket);
 
     /// A mutex protected by a ticket spin lock.
     pub type TicketMutex<T> = lock_api::Mutex<RawTicket, T>;

@@ -124,46 +124,12 @@ impl Described for RawTicketBackoff {
 
 #[cfg(not(loom))]
 mod raw {
-    use super::{RawTicketBackoff, Ticket};
+    use super::RawTicketBackoff;
 
     // SAFETY: the lock is a `RawTicket` (see its proof) with a different
     // wait: entry still requires reading `owner == ticket` with `Acquire`,
     // and release is the same `Release` store.
-    unsafe impl lock_api::RawMutex for RawTicketBackoff {
-        const INIT: Self = Self::new();
-        type Guard = Ticket;
-
-        #[inline]
-        fn lock(&self) -> Ticket {
-            self.acquire()
-        }
-
-        #[inline]
-        fn try_lock(&self) -> Option<Ticket> {
-            self.try_acquire()
-        }
-
-        #[inline]
-        unsafe fn unlock(&self, guard: Ticket) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release(guard) }
-        }
-
-        #[inline]
-        fn is_locked(&self) -> bool {
-            self.is_held()
-        }
-    }
-
-    // SAFETY: as for `RawMutex`; every release already hands the lock to the
-    // longest waiter.
-    unsafe impl lock_api::RawMutexFair for RawTicketBackoff {
-        #[inline]
-        unsafe fn unlock_fair(&self, guard: Ticket) {
-            // SAFETY: the caller passes the guard of a held lock.
-            unsafe { self.release(guard) }
-        }
-    }
+    crate::spin::ticket::ticket_raw_mutex!(RawTicketBackoff);
 
     /// A mutex protected by a ticket spin lock with proportional backoff.
     pub type TicketBackoffMutex<T> = lock_api::Mutex<RawTicketBackoff, T>;

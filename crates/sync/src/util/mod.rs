@@ -12,8 +12,6 @@
 /// Defines a `const fn` normally and a plain `fn` under loom, whose atomics
 /// cannot be built in a const. Lock constructors use it so the same
 /// algorithm code serves both the `lock_api` layer and the model checks.
-#[doc(hidden)]
-#[macro_export]
 macro_rules! loom_const_fn {
     ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
         $(#[$m])* #[cfg(not(loom))] $vis const fn $name($($arg: $ty),*) -> $ret $body
@@ -28,8 +26,7 @@ macro_rules! loom_const_fn {
 /// one guard exists at a time, and how acquire and release are ordered)
 /// above each use; generic locks list their generics in brackets:
 /// `guardless_raw_mutex!([P: SpinPolicy] RawHybridMutex<P>);`.
-#[doc(hidden)]
-#[macro_export]
+#[cfg(not(loom))]
 macro_rules! guardless_raw_mutex {
     ([$($gen:tt)*] $ty:ty) => {
         // SAFETY: the invoker states above the macro why the algorithm
@@ -74,8 +71,7 @@ macro_rules! guardless_raw_mutex {
 /// algorithm: the reader-writer counterpart of [`guardless_raw_mutex!`].
 /// Write the lock's own SAFETY argument (why a write guard excludes every
 /// other guard, and how entering and leaving are ordered) above each use.
-#[doc(hidden)]
-#[macro_export]
+#[cfg(not(loom))]
 macro_rules! guardless_raw_rwlock {
     ($ty:ty) => {
         // SAFETY: the invoker states above the macro why the algorithm
@@ -132,6 +128,10 @@ macro_rules! guardless_raw_rwlock {
     };
 }
 
+pub(crate) use loom_const_fn;
+#[cfg(not(loom))]
+pub(crate) use {guardless_raw_mutex, guardless_raw_rwlock};
+
 pub mod backoff;
 pub mod clh_pool;
 pub mod nodes;
@@ -181,8 +181,10 @@ pub fn map_anon(len: usize, what: &str) -> *mut u8 {
     try_map_anon(len).unwrap_or_else(|| abort_with(what))
 }
 
-/// [`map_anon`] for a caller that can report running out of memory:
-/// `None` if the kernel has none for the mapping.
+/// A fresh anonymous private mapping of `len` bytes (zeroed,
+/// page-aligned, never from the allocator: the caller may be inside a
+/// `malloc` that takes locklab's locks), or `None` if the kernel has no
+/// memory for it.
 #[cfg(not(loom))]
 pub fn try_map_anon(len: usize) -> Option<*mut u8> {
     // SAFETY: an anonymous private mapping at an address of the kernel's

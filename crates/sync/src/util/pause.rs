@@ -48,9 +48,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// ns: long enough that reading the clock is a small part of the wait,
 /// short enough that a wait ends within a cache-line transfer or two of
 /// its time.
+#[cfg(not(loom))]
 pub const CHECK_NS: f64 = 40.0;
 
 /// Under loom: what one [`relax_ns`] counts as, whatever it was asked for.
+#[cfg(loom)]
 pub const LOOM_RELAX_NS: u64 = 20_000;
 
 /// Picoseconds per hint; 0 until measured.
@@ -102,7 +104,7 @@ pub fn spin_ticks(n: u64) {
 
 /// How many [`ticks`] pass per nanosecond of `Instant`, measured over
 /// `window` (busy, not asleep, so that frequency changes show): the clock's
-/// rate for callers that want it more precisely than [`calibrate`]'s.
+/// rate for callers that want it more precisely than [`ticks_per_ns`]'s.
 pub fn tick_rate(window: std::time::Duration) -> f64 {
     if !cfg!(target_arch = "x86_64") {
         return 1.0;

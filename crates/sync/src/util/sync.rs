@@ -8,11 +8,11 @@
 
 #[cfg(not(loom))]
 pub use core::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 #[cfg(loom)]
 pub use loom::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 /// A blocking mutex for bookkeeping off the hot path (node pools), so that
 /// loom sees the ordering it provides.
@@ -39,33 +39,4 @@ pub fn yield_now() {
     loom::thread::yield_now();
     #[cfg(not(loom))]
     std::thread::yield_now();
-}
-
-/// An `UnsafeCell` with loom's closure API, so code that touches shared
-/// non-atomic data can be checked by loom for data races.
-#[cfg(loom)]
-pub use loom::cell::UnsafeCell;
-
-/// An `UnsafeCell` with loom's closure API, so code that touches shared
-/// non-atomic data can be checked by loom for data races.
-#[cfg(not(loom))]
-#[derive(Debug, Default)]
-pub struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
-
-#[cfg(not(loom))]
-impl<T> UnsafeCell<T> {
-    /// Wraps `value`.
-    pub const fn new(value: T) -> Self {
-        Self(core::cell::UnsafeCell::new(value))
-    }
-    /// Calls `f` with a shared raw pointer to the contents.
-    #[inline(always)]
-    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-        f(self.0.get())
-    }
-    /// Calls `f` with a mutable raw pointer to the contents.
-    #[inline(always)]
-    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-        f(self.0.get())
-    }
 }

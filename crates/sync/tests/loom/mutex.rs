@@ -12,7 +12,7 @@
 
 use crate::extra;
 use crate::harness::{self, ModelLock};
-use locklab::util::pause::LOOM_RELAX_NS;
+use locklab::sys::LOOM_RELAX_NS;
 use locklab::{AdaptiveSpin, FixedSpin, LockInfo, RawHybridMutex, SpinPolicy};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;

@@ -183,7 +183,7 @@ impl Tail {
     }
 }
 
-/// `--metric` over a stream as it comes: each line (up to [`LINE_MAX`]
+/// `--metric` over a stream as it comes: each line (up to `LINE_MAX`
 /// bytes of it) is matched on its own, and the first line whose match's
 /// group 1 is a finite number gives the figure; the rest of the stream is
 /// not looked at. The first occurrence counts, as it did when the whole

@@ -3,7 +3,7 @@
 //! decide it (the contention benchmark of [`crate::studies::shared::contention`] at the
 //! workload's threads, a short list of candidates, repetitions
 //! interleaved), stores them as a run of kind `advise`, and answers from
-//! them ([`decide`]): the fastest, the runner-up, the ratio with its
+//! them (`decide`): the fastest, the runner-up, the ratio with its
 //! interval, CPU per acquisition; with `--cores-model`, the queueing
 //! model's prediction beyond this machine's cores; with `--vm`, the
 //! lock-holder-preemption simulator's ([`sim`]); with `--read-pct`, the

@@ -20,7 +20,7 @@ pub struct RunMetrics {
     /// System CPU seconds.
     pub sys_s: f64,
     /// Peak resident memory of the program, KiB (see
-    /// [`Outcome::max_rss_kib`]).
+    /// `Outcome::max_rss_kib`).
     pub max_rss_kib: u64,
     /// How it ended.
     pub exit: Exit,

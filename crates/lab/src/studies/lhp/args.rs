@@ -27,7 +27,7 @@ pub struct LhpArgs {
 }
 
 /// Largest multiple of the cores `bench lhp` takes (the thread count is
-/// checked against [`MAX_THREADS`] once the cores are known).
+/// checked against `MAX_THREADS` once the cores are known).
 pub const MAX_MULTIPLE: u32 = 64;
 
 pub(crate) fn parse_multiples(s: &str) -> Result<ThreadList, String> {

@@ -152,7 +152,7 @@ where
 /// repetition order) on up to `threads` worker threads with `simulate`,
 /// and tabulates each repetition that finished.
 ///
-/// Ctrl-C returns within [`POLL`] with the repetitions already whole
+/// Ctrl-C returns within `POLL` with the repetitions already whole
 /// (`complete` false): a simulation cannot be cut short from outside and
 /// one can take minutes, so the workers still in one are left to the
 /// process, which ends them as it exits.

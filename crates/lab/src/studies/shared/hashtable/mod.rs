@@ -16,17 +16,17 @@
 //! for the lock-free readers). So the key set never changes, and **every
 //! lookup of a key finds it**, in its old or its new element: a lookup that
 //! misses, or finds an element whose value does not carry its key, is a
-//! broken table. Values are `key << 32 | generation` ([`tag`]), so a reader
+//! broken table. Values are `key << 32 | generation` (`tag`), so a reader
 //! that looked at a freed, recycled or half-written element would see a
 //! foreign key in the value. After each repetition the table is walked
-//! ([`verify`]): every key must be there exactly once, in its bucket.
+//! (`verify`): every key must be there exactly once, in its bucket.
 //!
-//! Each strategy is a type implementing [`HashTable`]; [`run_rep`] is
+//! Each strategy is a type implementing [`HashTable`]; `run_rep` is
 //! monomorphized per strategy (the registry in [`strategies`] holds the
 //! instantiations), so the measured loop calls the table directly.
 //!
 //! Per repetition it records lookups and updates, the latency of one lookup
-//! in [`SAMPLE_EVERY`] (time-stamp counter, HDR histogram), the peak of
+//! in `SAMPLE_EVERY` (time-stamp counter, HDR histogram), the peak of
 //! bytes awaiting reclamation (sampled about every millisecond), and the
 //! peak growth of the heap in use over the table the repetition started
 //! with ([`crate::core::heap`]), sampled likewise.

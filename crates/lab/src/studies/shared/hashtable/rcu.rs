@@ -8,12 +8,12 @@
 //! An update takes its bucket's lock, links a new element in place of the
 //! old one with one pointer store and hands the old one to the domain's
 //! reclaimer, which frees it after a grace period. QSBR
-//! threads report a quiescent state every [`QS_EVERY`](super::QS_EVERY)
+//! threads report a quiescent state every `QS_EVERY`
 //! operations.
 //!
 //! The map places key `k` in bucket `k % buckets` like every other table
 //! here: [`IdentityHash`] hands it the key itself, and the map reduces a
-//! hash the way [`bucket_of`](super::bucket_of) does (a mask for a power
+//! hash the way `bucket_of` does (a mask for a power
 //! of two, else a division). So chains are the same as in the other
 //! tables, and a lookup pays the same for its bucket.
 

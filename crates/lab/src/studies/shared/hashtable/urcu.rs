@@ -7,7 +7,7 @@
 //! A reader is the thread's registration with the flavour, made on the
 //! thread and dropped there (unregistering it). With QSBR a registered
 //! thread is online and must report quiescent states, which it does every
-//! [`QS_EVERY`](super::QS_EVERY) operations; the memb flavour's quiescent
+//! `QS_EVERY` operations; the memb flavour's quiescent
 //! state is a no-op.
 
 use super::runner::HashTable;

@@ -5,7 +5,7 @@
 //!
 //! * **readers** (`--threads`, default 2 × cores): read-side sections that
 //!   load the published element of the [pipeline](pipe), check it is not
-//!   poisoned, look keys up in the [hash map](map), spin (rarely long, or
+//!   poisoned, look keys up in the hash map (`map`), spin (rarely long, or
 //!   yielding the CPU), sometimes nest or take a polling cookie, and record
 //!   the element's pipeline count at the end of the section in the *Reader
 //!   Pipe* histogram. QSBR readers report a quiescent state after each
