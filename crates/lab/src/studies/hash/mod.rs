@@ -21,8 +21,6 @@ use crate::studies::shared::hashtable::{
 use args::HashArgs;
 use serde_json::{json, Value};
 
-/// The name its points are stored under.
-
 /// The table's keys from `--buckets`, `--keys` and `--chain`: the one of
 /// keys and chain not given follows from the other (keys = buckets ×
 /// chain; one element per bucket when neither is given); both given must
