@@ -1,6 +1,6 @@
 //! Plots of a stored run, as SVG: the chart helpers every study's plot
-//! draws with, the throughput-versus-threads plot ([`by_threads`]), and
-//! the choice of a run's study to plot ([`plot_run`]).
+//! draws with, and the throughput-versus-threads plot ([`by_threads`]).
+//! The front chooses a run's study to plot (`locklab plot`).
 //!
 //! [`by_threads`] draws one line per lock through the median throughput
 //! of each thread count, with min–max whiskers over the repetitions, so

@@ -24,7 +24,7 @@ pub struct Cli {
     pub cmd: Cmd,
 }
 
-/// The commands: those of the studies ([`crate::studies::Command`]), and
+/// The commands: those of the studies ([`crate::front::catalog::Command`]), and
 /// those over the store and the lock registry that every study shares.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {

@@ -131,7 +131,7 @@ fn took_effect<'a>(
 /// `locklab run`: checks everything it can before anything is stored (the
 /// program, the names, the interposer, the regular expression, one
 /// unmeasured run under the baseline, which must succeed, and one under
-/// the interposer, in which a lock must take effect: [`took_effect`]),
+/// the interposer, in which a lock must take effect: `took_effect`),
 /// then runs and stores; returns the exit code (130 if the user stopped
 /// it: the program's group is ended first).
 pub fn command(ctx: &Ctx, a: &RunArgs) -> Result<Outcome> {
