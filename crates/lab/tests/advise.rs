@@ -49,6 +49,23 @@ fn verdict_line<'a>(text: &'a str, question: &str) -> Option<&'a str> {
     text.lines().find(|l| l.trim_start().starts_with(question))
 }
 
+/// The verdict line whose question is `question` with the lines its
+/// evidence wraps onto (indented deeper than it), joined by spaces: where
+/// the text wraps depends on the widths of the measured numbers.
+fn verdict_block(text: &str, question: &str) -> Option<String> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(question));
+    let first = lines.next()?;
+    let mut block = first.trim().to_string();
+    for l in lines.take_while(|l| !l.trim().is_empty() && indent(l) > indent(first)) {
+        block.push(' ');
+        block.push_str(l.trim());
+    }
+    Some(block)
+}
+
 #[test]
 fn a_stated_workload_names_a_listed_lock_with_measured_evidence() {
     let (_d, db) = tmp();
@@ -73,7 +90,7 @@ fn a_stated_workload_names_a_listed_lock_with_measured_evidence() {
         !runner.contains(&format!(" {lock} ")),
         "runner-up is the recommendation: {runner}"
     );
-    let tput = verdict_line(&text, "throughput").expect("a throughput line");
+    let tput = verdict_block(&text, "throughput").expect("a throughput line");
     assert!(tput.contains("measured"), "{tput}");
     assert!(tput.contains('×'), "no ratio: {tput}");
     assert!(verdict_line(&text, "CPU per acquisition").is_some_and(|l| l.contains("measured")));
