@@ -1,6 +1,5 @@
-//! The `--locks` value of the studies that measure mutexes (`bench
-//! uncontended`, `spin`, `lhp`, and the big lock of `bench ipc`): names of
-//! the registry's mutexes, or `all`.
+//! The `--locks` value of the studies that measure mutexes (and of the
+//! interposer's lock choice): names of the registry's mutexes, or `all`.
 
 use crate::core::error::{LabError, Result};
 use crate::core::registry::{self, Entry};
@@ -22,7 +21,7 @@ pub fn find(name: &str) -> Result<&'static Entry> {
     if registry::rw_all().iter().any(|e| e.info.name == name) {
         return Err(LabError::input(format!(
             "'{name}' is a reader-writer lock: this option takes mutexes \
-             (`locklab torture --locks {name}` checks it); valid locks: all, {}",
+             (`locklab locks` says which is which); valid locks: all, {}",
             names()
         )));
     }

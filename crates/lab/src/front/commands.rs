@@ -207,10 +207,13 @@ mod tests {
 
     #[test]
     fn a_point_no_study_reads_is_refused() {
-        assert!(unclaimed_point(1, &[point("spin"), point("hash")]).is_ok());
-        let e = unclaimed_point(7, &[point("spin"), point("spinn")]).unwrap_err();
+        let all = crate::front::catalog::all();
+        let (a, b) = (all[0].name(), all[1].name());
+        assert!(unclaimed_point(1, &[point(a), point(b)]).is_ok());
+        let stray = format!("{a}x");
+        let e = unclaimed_point(7, &[point(a), point(&stray)]).unwrap_err();
         assert!(
-            e.msg.contains("run 7") && e.msg.contains("`spinn`"),
+            e.msg.contains("run 7") && e.msg.contains(&format!("`{stray}`")),
             "{}",
             e.msg
         );
