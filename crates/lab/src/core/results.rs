@@ -116,20 +116,7 @@ impl Rep {
     pub fn one_thread(rep: u32, wall_s: f64, cpu_s: f64, total_ops: u64) -> Rep {
         Rep {
             rep,
-            wall_s,
-            cpu_s,
-            total_ops,
-            throughput_ops_s: total_ops as f64 / wall_s,
-            ns_per_op: wall_s * 1e9 / total_ops as f64,
-            thread_ops: vec![total_ops],
-            jain: jain(&[total_ops]),
-            p50_ns: 0,
-            p99_ns: 0,
-            p999_ns: 0,
-            max_ns: 0,
-            censored: 0,
-            censored_ns: 0,
-            metrics: serde_json::Map::new(),
+            ..Rep::counted(wall_s, cpu_s, vec![total_ops])
         }
     }
 
