@@ -18,28 +18,20 @@ use locklab::rcu::{Qsbr, Rcu};
 use locklab::{BrLock, QspinMutex, RwFairLock, SeqCount, TasMutex, TicketMutex};
 use std::hint::black_box;
 
-/// Times `op` on one thread ([`batched_cost`]), `n` turns a batch: the
-/// loop every row below shares. `register` makes the thread's own state
-/// (an RCU registration, or nothing), which each turn of `op` gets.
-#[inline(always)]
-fn each_turn<S>(
-    secs: f64,
-    register: impl FnOnce() -> S + Send,
-    mut op: impl FnMut(&mut S) + Send,
-) -> Result<Rep, String> {
-    batched_cost(secs, register, |s, n| {
-        for _ in 0..n {
-            op(s);
-        }
-    })
-}
-
 macro_rules! mutex_op {
     ($name:ident, $ty:ty) => {
         /// Acquire and release, uncontended.
         pub fn $name(secs: f64) -> Result<Rep, String> {
             let m = <$ty>::new(0u64);
-            each_turn(secs, || (), |_| *m.lock() += 1)
+            batched_cost(
+                secs,
+                || (),
+                |_, n| {
+                    for _ in 0..n {
+                        *m.lock() += 1;
+                    }
+                },
+            )
         }
     };
 }
@@ -51,11 +43,13 @@ mutex_op!(qspin, QspinMutex<u64>);
 /// A reader-writer lock's read side, acquire and release.
 pub fn rw_read(secs: f64) -> Result<Rep, String> {
     let l = RwFairLock::new(0u64);
-    each_turn(
+    batched_cost(
         secs,
         || (),
-        |_| {
-            black_box(*l.read());
+        |_, n| {
+            for _ in 0..n {
+                black_box(*l.read());
+            }
         },
     )
 }
@@ -63,17 +57,27 @@ pub fn rw_read(secs: f64) -> Result<Rep, String> {
 /// A reader-writer lock's write side, acquire and release.
 pub fn rw_write(secs: f64) -> Result<Rep, String> {
     let l = RwFairLock::new(0u64);
-    each_turn(secs, || (), |_| *l.write() += 1)
+    batched_cost(
+        secs,
+        || (),
+        |_, n| {
+            for _ in 0..n {
+                *l.write() += 1;
+            }
+        },
+    )
 }
 
 /// The big-reader lock's read side: this thread's slot only.
 pub fn br_read(secs: f64) -> Result<Rep, String> {
     let l = BrLock::new(0u64);
-    each_turn(
+    batched_cost(
         secs,
         || (),
-        |_| {
-            black_box(*l.read());
+        |_, n| {
+            for _ in 0..n {
+                black_box(*l.read());
+            }
         },
     )
 }
@@ -81,21 +85,33 @@ pub fn br_read(secs: f64) -> Result<Rep, String> {
 /// The big-reader lock's write side: every slot.
 pub fn br_write(secs: f64) -> Result<Rep, String> {
     let l = BrLock::new(0u64);
-    each_turn(secs, || (), |_| *l.write() += 1)
+    batched_cost(
+        secs,
+        || (),
+        |_, n| {
+            for _ in 0..n {
+                *l.write() += 1;
+            }
+        },
+    )
 }
 
 /// A seqlock read: begin, read, check for a retry.
 pub fn seq_read(secs: f64) -> Result<Rep, String> {
     let s = SeqCount::new();
     let data = 7u64;
-    each_turn(
+    batched_cost(
         secs,
         || (),
-        |_| loop {
-            let start = s.read_begin();
-            black_box(data);
-            if !s.read_retry(start) {
-                break;
+        |_, n| {
+            for _ in 0..n {
+                loop {
+                    let start = s.read_begin();
+                    black_box(data);
+                    if !s.read_retry(start) {
+                        break;
+                    }
+                }
             }
         },
     )
@@ -105,12 +121,14 @@ pub fn seq_read(secs: f64) -> Result<Rep, String> {
 /// fence instead of the grace period's membarrier).
 fn rcu_read_with(secs: f64, fenced: bool) -> Result<Rep, String> {
     let rcu = Rcu::builder().fenced(fenced).build();
-    each_turn(
+    batched_cost(
         secs,
         || rcu.register(),
-        |r| {
-            let g = r.read();
-            black_box(&g);
+        |r, n| {
+            for _ in 0..n {
+                let g = r.read();
+                black_box(&g);
+            }
         },
     )
 }
@@ -128,12 +146,14 @@ pub fn rcu_read_fenced(secs: f64) -> Result<Rep, String> {
 /// An RCU read-side section, QSBR flavour (nothing to do).
 pub fn qsbr_read(secs: f64) -> Result<Rep, String> {
     let q = Qsbr::new();
-    each_turn(
+    batched_cost(
         secs,
         || q.register(),
-        |r| {
-            let g = r.read();
-            black_box(&g);
+        |r, n| {
+            for _ in 0..n {
+                let g = r.read();
+                black_box(&g);
+            }
         },
     )
 }
@@ -141,26 +161,58 @@ pub fn qsbr_read(secs: f64) -> Result<Rep, String> {
 /// A QSBR quiescent state (what a QSBR reader pays now and then).
 pub fn qsbr_quiescent(secs: f64) -> Result<Rep, String> {
     let q = Qsbr::new();
-    each_turn(secs, || q.register(), |r| r.quiescent_state())
+    batched_cost(
+        secs,
+        || q.register(),
+        |r, n| {
+            for _ in 0..n {
+                r.quiescent_state();
+            }
+        },
+    )
 }
 
 /// `synchronize` of the general-purpose flavour, this thread registered
 /// and outside any section.
 pub fn rcu_synchronize(secs: f64) -> Result<Rep, String> {
     let rcu = Rcu::new();
-    each_turn(secs, || rcu.register(), |_| rcu.synchronize())
+    batched_cost(
+        secs,
+        || rcu.register(),
+        |_, n| {
+            for _ in 0..n {
+                rcu.synchronize();
+            }
+        },
+    )
 }
 
 /// `synchronize` of QSBR with no reader registered.
 pub fn qsbr_synchronize(secs: f64) -> Result<Rep, String> {
     let q = Qsbr::new();
-    each_turn(secs, || (), |_| q.synchronize())
+    batched_cost(
+        secs,
+        || (),
+        |_, n| {
+            for _ in 0..n {
+                q.synchronize();
+            }
+        },
+    )
 }
 
 /// `call` of an empty callback (general-purpose flavour).
 pub fn rcu_call(secs: f64) -> Result<Rep, String> {
     let rcu = Rcu::new();
-    let r = each_turn(secs, || (), |_| rcu.call(|| {}));
+    let r = batched_cost(
+        secs,
+        || (),
+        |_, n| {
+            for _ in 0..n {
+                rcu.call(|| {});
+            }
+        },
+    );
     rcu.barrier();
     r
 }
@@ -169,7 +221,15 @@ pub fn rcu_call(secs: f64) -> Result<Rep, String> {
 /// below pays besides its operation (a figure near it is the loop's, not
 /// the operation's).
 pub fn empty_loop(secs: f64) -> Result<Rep, String> {
-    each_turn(secs, || (), |_| black_box(()))
+    batched_cost(
+        secs,
+        || (),
+        |_, n| {
+            for _ in 0..n {
+                black_box(());
+            }
+        },
+    )
 }
 
 /// The primitives' rows: name, what is timed, the function.
