@@ -127,6 +127,27 @@ pub fn visit_mutexes<V: MutexVisitor>(v: &mut V) {
     v.visit::<PthreadPeer>(PTHREAD, true);
 }
 
+/// The families in the order charts and tables show them.
+pub const FAMILIES: [locklab::Family; 6] = [
+    locklab::Family::Spin,
+    locklab::Family::Ticket,
+    locklab::Family::Queue,
+    locklab::Family::Blocking,
+    locklab::Family::ReaderWriter,
+    locklab::Family::Peer,
+];
+
+/// The family of the mutex or reader-writer lock named `name`; `None` if
+/// the registry holds no lock of that name.
+pub fn family_of(name: &str) -> Option<locklab::Family> {
+    all()
+        .iter()
+        .map(|e| e.info)
+        .chain(rw_all().iter().map(|e| e.info))
+        .find(|i| i.name == name)
+        .map(|i| i.family)
+}
+
 /// Every mutex, in the registry's order.
 pub fn all() -> &'static [Entry] {
     static ALL: OnceLock<Vec<Entry>> = OnceLock::new();

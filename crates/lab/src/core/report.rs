@@ -404,6 +404,18 @@ pub(crate) fn sig(x: f64) -> String {
     }
 }
 
+/// A number with an SI prefix and [`sig`]'s three figures: "950",
+/// "12.3k", "4.50M", "2.00G".
+pub(crate) fn short(v: f64) -> String {
+    let (d, prefix) = match v.abs() {
+        a if a >= 1e9 => (1e9, "G"),
+        a if a >= 1e6 => (1e6, "M"),
+        a if a >= 1e3 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    format!("{}{prefix}", sig(v / d))
+}
+
 /// A latency in ns with a unit that keeps it short: 850ns, 1.20µs, 35.0ms.
 pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {

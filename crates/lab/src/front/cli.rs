@@ -92,7 +92,8 @@ pub enum Cmd {
         #[arg(long, value_name = "FILE.html")]
         out: PathBuf,
     },
-    /// Plot a run's throughput against threads to an SVG file.
+    /// Plot a run's chart (its study's: throughput against threads, time
+    /// per lock, …) to an SVG file.
     #[command(display_order = 9)]
     Plot {
         /// Run id, or `last`.
@@ -101,7 +102,7 @@ pub enum Cmd {
         /// Output SVG file.
         #[arg(long, value_name = "FILE.svg")]
         out: PathBuf,
-        /// Logarithmic throughput axis.
+        /// Logarithmic value axis (throughput, or time per operation).
         #[arg(long)]
         log: bool,
         /// Which points (the values and their help come from the studies

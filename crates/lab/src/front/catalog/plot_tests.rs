@@ -99,14 +99,14 @@ fn no_spin_points_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
     let (meta, mut points) = run(&["tas"], &[100]);
     for p in &mut points {
-        p.bench = "uncontended".into();
+        p.bench = "costs".into();
     }
     let out = dir.path().join("none.svg");
     let e = plot_run(&meta, &points, None, &out, false).unwrap_err();
     assert_eq!(e.code, EXIT_INPUT);
     assert!(
         e.msg
-            .starts_with("run 4 has nothing to plot: uncontended has no chart"),
+            .starts_with("run 4 has nothing to plot: costs has no chart"),
         "{}",
         e.msg
     );

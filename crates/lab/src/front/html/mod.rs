@@ -1,16 +1,17 @@
 //! `locklab report`: stored runs as one self-contained HTML file. The
 //! verdicts come first; then per run the machine it ran on, the exact
-//! command, and every study of the run with its charts (inline SVG: the
-//! report's own charts where the points are locks of the registry or a
-//! sweep of update fractions, see [`charts::own_chart`]; the study's own
-//! plot otherwise), its tables, and the fits and predictions of queueing
+//! command, and every study of the run with its charts (inline SVG drawn
+//! by the lab's one chart engine, [`crate::core::plot`]: one chart per
+//! lock family where the points are locks of the registry, see
+//! [`charts::own_chart`]; the study's own plot, as `locklab plot` draws
+//! it, otherwise), its tables, and the fits and predictions of queueing
 //! models its points carry. Nothing is fetched: no script, no font, no
 //! image from elsewhere.
 
 pub mod charts;
-pub mod svg;
+pub mod markup;
 
-pub use svg::esc;
+use markup::{esc, inline_svg};
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -71,20 +72,10 @@ dl.facts dt{color:#555}dl.facts dd{margin:0}
 pre{background:#f7f7f9;border:1px solid #e2e2e8;padding:8px;overflow-x:auto;font-size:12px;line-height:1.3}
 code.cmd{display:block;background:#1e1e24;color:#f2f2f2;padding:8px 10px;white-space:pre-wrap;word-break:break-all;font-size:13px}
 .multiples{display:flex;flex-wrap:wrap;gap:10px}
-figure.panel{margin:0;border:1px solid #e3e3e8;padding:4px;background:#fff;width:360px}
-figure.panel.wide{width:560px}
-figure.panel.big{width:740px}
-svg.chart{display:block;font-family:system-ui,'DejaVu Sans',Helvetica,Arial,sans-serif}
-svg.chart .pt{font-size:13px;font-weight:600}svg.chart .tk{font-size:10px;fill:#444}
-svg.chart .al{font-size:11px;fill:#333}svg.chart .mk{font-size:10.5px;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px}
-svg.chart .grid{stroke:#e6e6e6;stroke-width:1}svg.chart .frame{fill:none;stroke:#999}
-ul.legend{list-style:none;padding:0;margin:4px 2px;display:flex;flex-wrap:wrap;gap:2px 12px;font-size:12px}
-ul.legend li{display:flex;align-items:center;gap:3px}svg.sw{flex:none}
-ul.cross{font-size:13px}
-.embedded svg{max-width:100%;height:auto;border:1px solid #e3e3e8}
-td.barcell{width:45%;position:relative;min-width:200px}
-.bar{display:inline-block;height:10px;background:#1f77b4;vertical-align:middle}
-.whisk{display:block;height:1px;background:#555;margin-top:-6px;margin-bottom:5px}
+figure.panel{margin:0;border:1px solid #e3e3e8;background:#fff;flex:1 1 520px;max-width:580px}
+figure.panel svg,.embedded svg{display:block;max-width:100%;height:auto}
+.embedded svg{border:1px solid #e3e3e8}
+td.n{font-variant-numeric:tabular-nums}
 details>summary{cursor:pointer;color:#235;font-size:13px;margin:6px 0}
 .warn{color:#a00}
 ";
@@ -204,7 +195,7 @@ fn facts(s: &mut String, meta: &RunMeta) {
             m.c2c_round_trip_ns
                 .map_or("not measured".into(), crate::core::report::fmt_ns),
         ),
-        ("parameters", charts::params_text(&meta.params)),
+        ("parameters", crate::core::plot::param_text(&meta.params)),
     ];
     s.push_str("<dl class=\"facts\">");
     for (k, v) in rows {
@@ -371,51 +362,4 @@ fn embedded_plot(
     let text = std::fs::read_to_string(&path)
         .map_err(|e| LabError::input(format!("cannot read the plot back: {e}")))?;
     Ok(inline_svg(&text))
-}
-
-/// An SVG document as an element to inline: from `<svg` on, with a
-/// viewBox from its width and height when it has none.
-pub fn inline_svg(doc: &str) -> String {
-    let Some(start) = doc.find("<svg") else {
-        return String::new();
-    };
-    let body = &doc[start..];
-    let tag_end = body.find('>').unwrap_or(body.len());
-    let tag = &body[..tag_end];
-    if tag.contains("viewBox") {
-        return body.to_string();
-    }
-    let attr = |name: &str| -> Option<String> {
-        let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
-        let rest = &tag[at..];
-        Some(rest[..rest.find('"')?].to_string())
-    };
-    match (attr("width"), attr("height")) {
-        (Some(w), Some(h)) => format!("<svg viewBox=\"0 0 {w} {h}\"{}", &body[4..]),
-        _ => body.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaping_covers_markup_and_quotes() {
-        assert_eq!(
-            esc("<a href=\"x\">'&'</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
-        );
-    }
-
-    #[test]
-    fn inlined_svg_loses_the_prelude_and_gains_a_viewbox() {
-        let doc = "<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"20\" xmlns=\"http://www.w3.org/2000/svg\"><g/></svg>";
-        let s = inline_svg(doc);
-        assert!(
-            s.starts_with("<svg viewBox=\"0 0 10 20\" width=\"10\""),
-            "{s}"
-        );
-        assert!(!s.contains("<?xml"));
-    }
 }

@@ -2,16 +2,20 @@
 //! other. Above, lookups per second against threads at 0 % updates, one
 //! line per strategy (seed 003's Figures 1 and 4); below, total throughput
 //! (lookups + updates) against the update fraction at the largest thread
-//! count (Figure 5). Medians with min–max whiskers, as in every plot.
+//! count (Figure 5), with the best lock-based strategy at each fraction
+//! dotted and the RCU strategy's crossings of it marked (as the verdict
+//! finds them). Medians with min–max whiskers, as in every plot.
 
 use std::path::Path;
 
 use plotters::prelude::*;
 
+use super::report::{crossover, Crossover};
+use super::verdict::{lock_based, NONE};
 use crate::core::error::{LabError, Result};
 use crate::core::plot::{
-    chart, draw_chart, draw_legend, machine_line, param_text, series, write_svg, Area, Chart,
-    DrawResult, FONT, SIZE,
+    chart, draw_chart_and_legend, machine_line, param_text, series, write_svg, Chart, Decor, Mark,
+    Series, FONT, REFERENCE, SIZE,
 };
 use crate::core::results::{Point, Rep, RunMeta};
 use crate::studies::shared::hashtable::point::update_pct;
@@ -25,39 +29,72 @@ fn lookups_s(r: &Rep) -> f64 {
     }
 }
 
-fn draw(
-    area: &Area<'_>,
-    c: &Chart,
-    x_desc: &str,
-    legend_width: u32,
-    log_y: bool,
-) -> DrawResult<()> {
-    let mut xs: Vec<i32> = c
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .collect();
-    xs.sort_unstable();
-    xs.dedup();
-    let (x0, x1) = (xs[0], xs[xs.len() - 1]);
-    // One thread of room each side; a few percent on the fraction axis.
-    let pad = if x_desc == "threads" { 1 } else { 4 };
-    let x = ((x0 - pad)..(x1 + pad)).with_key_points(xs);
-    let (width, _) = area.dim_in_pixel();
-    let (chart_area, legend) = area.split_horizontally(width.saturating_sub(legend_width));
-    if log_y {
-        draw_chart(
-            &chart_area,
-            x,
-            (c.y_lo..c.y_hi).log_scale(),
-            &c.series,
-            x_desc,
-            &c.y_desc,
-        )?;
-    } else {
-        draw_chart(&chart_area, x, c.y_lo..c.y_hi, &c.series, x_desc, &c.y_desc)?;
+/// The best lock-based strategy's median at each update fraction of `c`
+/// (where any was measured), as a reference line; `None` with fewer than
+/// two fractions.
+fn envelope(c: &Chart) -> Option<Series> {
+    let mut best: Vec<(i32, f64)> = Vec::new();
+    for s in c.series.iter().filter(|s| lock_based(&s.lock)) {
+        for &(x, med, _, _) in &s.points {
+            match best.iter_mut().find(|b| b.0 == x) {
+                Some(b) if b.1 < med => b.1 = med,
+                Some(_) => {}
+                None => best.push((x, med)),
+            }
+        }
     }
-    draw_legend(&legend, "strategy", &c.series)
+    best.sort_by_key(|b| b.0);
+    (best.len() > 1).then(|| Series {
+        lock: "best lock-based".into(),
+        points: best.iter().map(|&(x, m)| (x, m, m, m)).collect(),
+    })
+}
+
+/// The envelope of `c` and, marked, where the RCU strategy (`rcu`, else
+/// the first that takes no lock) crosses it.
+fn update_decor(c: &Chart) -> Decor {
+    let Some(env) = envelope(c) else {
+        return Decor::default();
+    };
+    let rcu = c.series.iter().find(|s| s.lock == "rcu").or_else(|| {
+        c.series
+            .iter()
+            .find(|s| !lock_based(&s.lock) && s.lock != NONE)
+    });
+    let mut marks = Vec::new();
+    if let Some(r) = rcu {
+        let ratios: Vec<(u32, f64)> = r
+            .points
+            .iter()
+            .filter_map(|&(x, med, _, _)| {
+                let best = env.points.iter().find(|e| e.0 == x)?.1;
+                Some((u32::try_from(x).ok()?, med / best))
+            })
+            .collect();
+        if let Crossover::Crosses(list) = crossover(&ratios) {
+            marks = list
+                .iter()
+                .map(|k| Mark {
+                    x: k.pct,
+                    label: format!(
+                        "{} {} {:.0} %",
+                        r.lock,
+                        if k.ahead {
+                            "gets ahead at"
+                        } else {
+                            "falls behind at"
+                        },
+                        k.pct
+                    ),
+                    color: REFERENCE,
+                })
+                .collect();
+        }
+    }
+    Decor {
+        marks,
+        reference: Some(env),
+    }
 }
 
 /// The parameters of a point without its update fraction.
@@ -134,20 +171,73 @@ pub fn plot(meta: &RunMeta, points: &[Point], out: &Path, log_y: bool) -> Result
     write_svg(out, &run, size, &titles, |body| {
         let (top, bottom) = body.split_vertically(chart_h);
         match &upper {
-            Some(c) => draw(&top, c, "threads", legend_width, log_y)?,
+            Some(c) => draw_chart_and_legend(
+                &top,
+                c,
+                1,
+                "threads",
+                "strategy",
+                legend_width,
+                log_y,
+                &Decor::default(),
+            )?,
             None => top.draw_text(
                 "no points at 0 % updates: no lookup scaling to draw",
                 &(FONT, 18).into_font().color(&BLACK),
                 (40, 40),
             )?,
         }
-        draw(
+        // A few percent of room on the fraction axis.
+        draw_chart_and_legend(
             &bottom,
             &lower,
+            4,
             "updates (% of operations)",
+            "strategy",
             legend_width,
             log_y,
+            &update_decor(&lower),
         )?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(name: &str, pts: &[(i32, f64)]) -> Series {
+        Series {
+            lock: name.into(),
+            points: pts.iter().map(|&(x, y)| (x, y, y, y)).collect(),
+        }
+    }
+
+    #[test]
+    fn the_envelope_is_the_best_lock_based_and_rcu_crossing_it_is_marked() {
+        // rcu 10 → 2, the lock-based best 4 at both ends (bucket-rw, then
+        // global-spin): the ratio 2.5 → 0.5 passes 1 at 37.5 %.
+        let c = Chart {
+            series: vec![
+                line("bucket-rw", &[(0, 4.0), (50, 1.0)]),
+                line("global-spin", &[(0, 3.0), (50, 4.0)]),
+                line("rcu", &[(0, 10.0), (50, 2.0)]),
+            ],
+            y_lo: 0.0,
+            y_hi: 11.0,
+            y_desc: String::new(),
+        };
+        let d = update_decor(&c);
+        let env = d.reference.expect("an envelope");
+        assert_eq!(env.points, vec![(0, 4.0, 4.0, 4.0), (50, 4.0, 4.0, 4.0)]);
+        assert_eq!(d.marks.len(), 1);
+        assert!((d.marks[0].x - 37.5).abs() < 1e-9, "{}", d.marks[0].x);
+        assert_eq!(d.marks[0].label, "rcu falls behind at 38 %");
+        // One fraction: no envelope to draw.
+        let one = Chart {
+            series: vec![line("bucket-rw", &[(0, 4.0)]), line("rcu", &[(0, 1.0)])],
+            ..c
+        };
+        assert!(update_decor(&one).reference.is_none());
+    }
 }

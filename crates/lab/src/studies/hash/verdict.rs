@@ -35,7 +35,7 @@ pub fn lock_based(strategy: &str) -> bool {
 }
 
 /// The unsynchronized reference (read-only), not a strategy to choose.
-const NONE: &str = "none";
+pub const NONE: &str = "none";
 
 /// The sections of a run's hash points, one per table shape.
 pub fn sections(points: &[&Point]) -> Vec<Section> {

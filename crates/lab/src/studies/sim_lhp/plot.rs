@@ -13,8 +13,8 @@ use super::metrics::{SimMetrics, BENCH};
 use super::report::{experiment, row_stat, RowStat};
 use crate::core::error::{LabError, Result};
 use crate::core::plot::{
-    chart_builder, draw_legend, machine_line, tick, write_svg, Area, DrawResult, Series, FONT,
-    PALETTE, SIZE,
+    chart_builder, draw_legend, machine_line, tick, write_svg, Area, Decor, DrawResult, Series,
+    FONT, PALETTE, SIZE,
 };
 use crate::core::report::distinct;
 use crate::core::results::{Point, RunMeta};
@@ -381,7 +381,7 @@ fn scalability(area: &Area<'_>, rows: &[RowStat], log_y: bool) -> DrawResult<()>
     } else {
         body!(builder.build_cartesian_2d(x, y_lo..y_hi)?);
     }
-    draw_legend(&legend, "policy", &series)
+    draw_legend(&legend, "policy", &series, &Decor::default())
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ impl Study for Spin {
 
     fn plot(&self) -> Option<crate::core::study::PlotFn> {
         Some(|meta, points, out, log_y| {
-            crate::core::plot::by_threads(meta, points, BENCH, out, log_y)
+            crate::core::plot::threads::by_threads(meta, points, BENCH, out, log_y)
         })
     }
 }

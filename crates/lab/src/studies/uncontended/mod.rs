@@ -171,6 +171,16 @@ impl Study for Uncontended {
             })
             .collect()
     }
+
+    fn plot(&self) -> Option<crate::core::study::PlotFn> {
+        Some(|meta, points, out, log_x| {
+            crate::core::plot::bars::by_lock(meta, points, BENCH, out, log_x)
+        })
+    }
+
+    fn plot_help(&self) -> Option<&'static str> {
+        Some("`uncontended` draws ns per acquire–release pair, one bar per lock and reference")
+    }
 }
 
 impl crate::core::study::RunCommand for UncontendedArgs {

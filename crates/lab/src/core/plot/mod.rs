@@ -1,23 +1,31 @@
-//! Plots of a stored run, as SVG: the chart helpers every study's plot
-//! draws with, and the throughput-versus-threads plot ([`by_threads`]).
-//! The front chooses a run's study to plot (`locklab plot`).
+//! The lab's one chart engine (plotters, drawing SVG): the helpers every
+//! study's plot draws with, the throughput-versus-threads chart
+//! ([`threads`]) and the per-lock bar chart ([`bars`]). `locklab plot`
+//! writes a study's chart to a file; `locklab report` inlines the same
+//! charts in its page. The front chooses which study's plot to draw.
 //!
-//! [`by_threads`] draws one line per lock through the median throughput
-//! of each thread count, with min–max whiskers over the repetitions, so
+//! Every line is a median with min–max whiskers over the repetitions, so
 //! the spread stays visible. The SVG backend writes text as `<text>`
-//! elements and sizes labels with an estimate, so plotting needs no system
-//! fonts.
+//! elements and sizes labels with an estimate, so plotting needs no
+//! system fonts.
 //!
 //! A run can hold several parameter sets of a study (critical-section
 //! lengths, delays, …); a plot shows one, so that lines compare like with
 //! like. It is the first set stored, and the plot's second title line says
 //! so and how many sets there are ([`param_sets`] lists them).
 
+pub mod bars;
+pub mod threads;
+
+#[cfg(test)]
+mod tests;
+
 use std::path::Path;
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
 
 use crate::core::error::{LabError, Result};
@@ -88,6 +96,47 @@ pub(crate) struct Chart {
     pub(crate) y_lo: f64,
     pub(crate) y_hi: f64,
     pub(crate) y_desc: String,
+}
+
+impl Chart {
+    /// The x values of its points, ascending, each once.
+    pub(crate) fn xs(&self) -> Vec<i32> {
+        let mut xs: Vec<i32> = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .collect();
+        xs.sort_unstable();
+        xs.dedup();
+        xs
+    }
+}
+
+/// The points of the run's first parameter set of `bench`, that set, and
+/// what the plot's title says of it ("" or "   [parameter set 1 of 3]");
+/// an input error naming the run if it has no `bench` points.
+pub(crate) fn first_param_set<'a>(
+    meta: &RunMeta,
+    points: &'a [Point],
+    bench: &str,
+) -> Result<(Vec<&'a Point>, &'a Value, String)> {
+    let sets = param_sets(points, bench);
+    let Some(&params) = sets.first() else {
+        return Err(LabError::input(format!(
+            "run {} has no {bench} points to plot",
+            meta.id_text()
+        )));
+    };
+    let chosen = points
+        .iter()
+        .filter(|p| p.bench == bench && p.params == *params)
+        .collect();
+    let note = if sets.len() > 1 {
+        format!("   [parameter set 1 of {}]", sets.len())
+    } else {
+        String::new()
+    };
+    Ok((chosen, params, note))
 }
 
 /// Scales a chart's values to the unit of its largest one: the y axis
@@ -200,118 +249,6 @@ pub(crate) fn series(
     out
 }
 
-/// Writes an SVG of median throughput against threads for the run's first
-/// parameter set of `bench`, one line per lock with min–max whiskers;
-/// `log_y` makes the throughput axis logarithmic.
-pub fn by_threads(
-    meta: &RunMeta,
-    points: &[Point],
-    bench: &str,
-    out: &Path,
-    log_y: bool,
-) -> Result<()> {
-    let run = meta.id_text();
-    let sets = param_sets(points, bench);
-    let Some(&params) = sets.first() else {
-        return Err(LabError::input(format!(
-            "run {run} has no {bench} points to plot"
-        )));
-    };
-    let chosen: Vec<&Point> = points
-        .iter()
-        .filter(|p| p.bench == bench && p.params == *params)
-        .collect();
-
-    let series = series(
-        &chosen,
-        |_| true,
-        |p| i32::try_from(p.threads).unwrap_or(i32::MAX - 1),
-        |r| r.throughput_ops_s,
-    );
-    let Some(c) = chart(&series, log_y, "throughput") else {
-        return Err(LabError::input(format!(
-            "run {run} has no {bench} throughput to plot{}",
-            if log_y {
-                " on a log axis (none above zero)"
-            } else {
-                ""
-            }
-        )));
-    };
-    // Threads are whole numbers: an integer axis, ticked at the counts
-    // measured, one thread of room each side.
-    let mut threads: Vec<i32> = c
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .collect();
-    threads.sort_unstable();
-    threads.dedup();
-    let (tmin, tmax) = (threads[0], threads[threads.len() - 1]);
-    let x_range = (tmin - 1)..(tmax + 1);
-
-    let reps = {
-        let mut n: Vec<usize> = chosen.iter().map(|p| p.reps.len()).collect();
-        n.sort_unstable();
-        n.dedup();
-        match n.as_slice() {
-            [one] => format!("median of {one} reps"),
-            [a, .., b] => format!("median of {a}–{b} reps"),
-            [] => String::new(),
-        }
-    };
-    let titles = [
-        format!("run {run}: {bench} throughput vs threads ({reps}, whiskers min–max)"),
-        format!(
-            "{}{}",
-            param_text(params),
-            if sets.len() > 1 {
-                format!("   [parameter set 1 of {}]", sets.len())
-            } else {
-                String::new()
-            }
-        ),
-        machine_line(meta),
-    ];
-    // Wide enough for the longest lock name (the SVG text is ~9 px a
-    // character at this size).
-    let longest = c
-        .series
-        .iter()
-        .map(|s| s.lock.chars().count())
-        .max()
-        .unwrap_or(0) as u32;
-    let legend_width = (70 + 9 * longest).clamp(150, 360);
-
-    // Tall enough for the legend (title lines, then 26 px a lock).
-    let size = (SIZE.0, SIZE.1.max(160 + 26 * c.series.len() as u32));
-    write_svg(out, &run, size, &titles, |body| {
-        let (chart_area, legend_area) = body.split_horizontally(size.0 - legend_width);
-        let x = x_range.with_key_points(threads.clone());
-        if log_y {
-            draw_chart(
-                &chart_area,
-                x,
-                (c.y_lo..c.y_hi).log_scale(),
-                &c.series,
-                "threads",
-                &c.y_desc,
-            )?;
-        } else {
-            draw_chart(
-                &chart_area,
-                x,
-                c.y_lo..c.y_hi,
-                &c.series,
-                "threads",
-                &c.y_desc,
-            )?;
-        }
-        draw_legend(&legend_area, "lock", &c.series)?;
-        Ok(())
-    })
-}
-
 pub(crate) type DrawResult<T> = std::result::Result<T, DrawingAreaErrorKind<std::io::Error>>;
 pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
@@ -325,6 +262,17 @@ pub(crate) fn write_svg(
     titles: &[String],
     body: impl FnOnce(&Area<'_>) -> DrawResult<()>,
 ) -> Result<()> {
+    let svg = render_svg(run, size, titles, body)?;
+    crate::core::files::write_whole("--out", out, "plot", svg.as_bytes())
+}
+
+/// The SVG document [`write_svg`] writes, as a string.
+pub(crate) fn render_svg(
+    run: &str,
+    size: (u32, u32),
+    titles: &[String],
+    body: impl FnOnce(&Area<'_>) -> DrawResult<()>,
+) -> Result<String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -335,7 +283,7 @@ pub(crate) fn write_svg(
         })();
         drawn.map_err(|e| LabError::input(format!("cannot draw the plot of run {run}: {e}")))?;
     }
-    crate::core::files::write_whole("--out", out, "plot", svg.as_bytes())
+    Ok(svg)
 }
 
 /// A chart builder on `area` with the margins and label areas every
@@ -372,6 +320,7 @@ where
         .label_style((FONT, 15))
         .x_label_formatter(&|t| format!("{t}"))
         .y_label_formatter(&|v| tick(*v))
+        .y_max_light_lines(1)
         .light_line_style(RGBColor(240, 240, 240))
         .bold_line_style(RGBColor(215, 215, 215))
         .draw()
@@ -422,6 +371,32 @@ pub(crate) fn draw_titles<'a>(root: &Area<'a>, lines: &[String]) -> DrawResult<A
     Ok(root.margin(y + 4, 0, 0, 0))
 }
 
+/// What a chart draws besides its series: vertical marks and a reference
+/// line.
+#[derive(Default)]
+pub(crate) struct Decor {
+    /// Dashed vertical lines, each labelled at its top.
+    pub(crate) marks: Vec<Mark>,
+    /// A dotted grey line without whiskers or markers (an envelope of the
+    /// series, say); its `lock` names it in the legend.
+    pub(crate) reference: Option<Series>,
+}
+
+/// A dashed vertical line at `x`, in the x axis's units: between two whole
+/// values it sits where it falls between them.
+pub(crate) struct Mark {
+    pub(crate) x: f64,
+    pub(crate) label: String,
+    pub(crate) color: RGBColor,
+}
+
+/// The colour of a mark of the machine (its core count).
+pub(crate) const MACHINE_MARK: RGBColor = RGBColor(178, 34, 34);
+/// The colour of a reference line and of the marks drawn on it.
+pub(crate) const REFERENCE: RGBColor = RGBColor(85, 85, 85);
+
+/// Draws the mesh, `decor` and the series (whiskers, median lines,
+/// markers) of one chart on `area`.
 pub(crate) fn draw_chart<Y>(
     area: &Area<'_>,
     x: impl AsRangedCoord<Value = i32, CoordDescType: ValueFormatter<i32>>,
@@ -429,24 +404,23 @@ pub(crate) fn draw_chart<Y>(
     series: &[Series],
     x_desc: &str,
     y_desc: &str,
+    decor: &Decor,
 ) -> DrawResult<()>
 where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let mut chart = chart_builder(area).build_cartesian_2d(x, y)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .axis_desc_style((FONT, 18))
-        .label_style((FONT, 15))
-        .x_label_formatter(&|t| format!("{t}"))
-        .y_label_formatter(&|v| tick(*v))
-        .y_max_light_lines(1)
-        .light_line_style(RGBColor(240, 240, 240))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()?;
+    draw_mesh(&mut chart, x_desc, y_desc)?;
+    draw_marks(&mut chart, &decor.marks)?;
+    if let Some(r) = &decor.reference {
+        chart.draw_series(DashedLineSeries::new(
+            r.points.iter().map(|&(x, med, _, _)| (x, med)),
+            3,
+            5,
+            REFERENCE.stroke_width(3),
+        ))?;
+    }
 
     let n = series.len() as i32;
     for (i, s) in series.iter().enumerate() {
@@ -483,23 +457,122 @@ where
     Ok(())
 }
 
-/// The legend beside the chart, where it cannot cover data.
-pub(crate) fn draw_legend(area: &Area<'_>, title: &str, series: &[Series]) -> DrawResult<()> {
+/// Draws chart `c` on `area` with its legend (titled `legend_title`,
+/// `legend_width` pixels) to the right: x an integer axis ticked at the
+/// values measured with `pad` of room each side, y logarithmic if `log_y`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn draw_chart_and_legend(
+    area: &Area<'_>,
+    c: &Chart,
+    pad: i32,
+    x_desc: &str,
+    legend_title: &str,
+    legend_width: u32,
+    log_y: bool,
+    decor: &Decor,
+) -> DrawResult<()> {
+    let xs = c.xs();
+    let (Some(&x0), Some(&x1)) = (xs.first(), xs.last()) else {
+        return Ok(());
+    };
+    let x = ((x0 - pad)..(x1 + pad)).with_key_points(xs);
+    let (width, _) = area.dim_in_pixel();
+    let (chart_area, legend) = area.split_horizontally(width.saturating_sub(legend_width));
+    if log_y {
+        let y = (c.y_lo..c.y_hi).log_scale();
+        draw_chart(&chart_area, x, y, &c.series, x_desc, &c.y_desc, decor)?;
+    } else {
+        let y = c.y_lo..c.y_hi;
+        draw_chart(&chart_area, x, y, &c.series, x_desc, &c.y_desc, decor)?;
+    }
+    draw_legend(&legend, legend_title, &c.series, decor)
+}
+
+/// Draws `marks` on `chart`, over its whole height; labels stack
+/// downwards from the top, to the right of their line, or to its left in
+/// the right third of the chart.
+fn draw_marks<Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<impl Ranged<ValueType = i32>, Y>>,
+    marks: &[Mark],
+) -> DrawResult<()>
+where
+    Y: Ranged<ValueType = f64>,
+{
+    let (y_lo, y_hi) = {
+        let r = chart.y_range();
+        (r.start, r.end)
+    };
+    let x_range = chart.x_range();
+    let (width, _) = chart.plotting_area().dim_in_pixel();
+    let (left, _) = chart.backend_coord(&(x_range.start, y_lo));
+    for (k, m) in marks.iter().enumerate() {
+        let x0 = m.x.floor() as i32;
+        if !(f64::from(x_range.start)..=f64::from(x_range.end)).contains(&m.x) {
+            continue;
+        }
+        let (px0, bottom) = chart.backend_coord(&(x0, y_lo));
+        let (px1, top) = chart.backend_coord(&(x0.saturating_add(1), y_hi));
+        let dx = (f64::from(px1 - px0) * (m.x - f64::from(x0))).round() as i32;
+        let height = bottom - top;
+        let style = m.color.stroke_width(2);
+        chart.draw_series((0..height / 10 + 1).map(|j| {
+            let y0 = -10 * j;
+            let y1 = (y0 - 6).max(-height);
+            EmptyElement::at((x0, y_lo)) + PathElement::new(vec![(dx, y0), (dx, y1)], style)
+        }))?;
+        let right_third = (px0 + dx - left) as u32 > width * 2 / 3;
+        let (pos, off) = if right_third {
+            (Pos::new(HPos::Right, VPos::Top), -5)
+        } else {
+            (Pos::new(HPos::Left, VPos::Top), 5)
+        };
+        let font = (FONT, 14).into_font().color(&m.color).pos(pos);
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((x0, y_lo))
+                + Text::new(
+                    m.label.clone(),
+                    (dx + off, 4 - height + 16 * k as i32),
+                    font,
+                ),
+        ))?;
+    }
+    Ok(())
+}
+
+/// The legend beside the chart, where it cannot cover data: the series,
+/// then the reference line of `decor` if there is one.
+pub(crate) fn draw_legend(
+    area: &Area<'_>,
+    title: &str,
+    series: &[Series],
+    decor: &Decor,
+) -> DrawResult<()> {
     let style = (FONT, 16).into_font().color(&BLACK);
     area.draw_text(
         title,
         &(FONT, 16).into_font().color(&RGBColor(70, 70, 70)),
         (14, 12),
     )?;
+    let row = |i: usize| 42 + 26 * i as i32;
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let y = 42 + 26 * i as i32;
+        let y = row(i);
         area.draw(&PathElement::new(
             vec![(10, y), (44, y)],
             color.stroke_width(2),
         ))?;
         area.draw(&(EmptyElement::at((27, y)) + Polygon::new(marker_shape(i), color.filled())))?;
         area.draw_text(&s.lock, &style, (54, y - 8))?;
+    }
+    if let Some(r) = &decor.reference {
+        let y = row(series.len());
+        for x in (10..44).step_by(8) {
+            area.draw(&PathElement::new(
+                vec![(x, y), (x + 3, y)],
+                REFERENCE.stroke_width(3),
+            ))?;
+        }
+        area.draw_text(&r.lock, &style, (54, y - 8))?;
     }
     Ok(())
 }
