@@ -1,7 +1,7 @@
 //! Median throughput against threads, one line per lock with min–max
 //! whiskers: the plot of the thread-sweeping studies ([`by_threads`]) and,
 //! one chart per lock family, the report's chart of locks of the registry
-//! ([`threads_svg`]).
+//! (`threads_svg`).
 
 use std::path::Path;
 
