@@ -143,4 +143,11 @@ pub trait RunCommand {
     fn studies(out: &mut Vec<&'static dyn Study>) {
         out.extend(Self::STUDY);
     }
+
+    /// Adds the type names of the argument structs this command runs
+    /// (its own, or a command group's) to `out`: where each command's
+    /// code lives, for the check that every study folder is reached.
+    fn arg_types(out: &mut Vec<&'static str>) {
+        out.push(std::any::type_name::<Self>());
+    }
 }

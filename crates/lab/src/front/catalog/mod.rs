@@ -43,6 +43,10 @@ macro_rules! commands {
             fn studies(out: &mut Vec<&'static dyn Study>) {
                 $(<$args as RunCommand>::studies(out);)*
             }
+
+            fn arg_types(out: &mut Vec<&'static str>) {
+                $(<$args as RunCommand>::arg_types(out);)*
+            }
         }
     };
 }
@@ -125,6 +129,10 @@ impl RunCommand for BenchArgs {
     fn studies(out: &mut Vec<&'static dyn Study>) {
         BenchKind::studies(out)
     }
+
+    fn arg_types(out: &mut Vec<&'static str>) {
+        BenchKind::arg_types(out)
+    }
 }
 
 /// `sim` and its kinds.
@@ -142,6 +150,10 @@ impl RunCommand for SimArgs {
 
     fn studies(out: &mut Vec<&'static dyn Study>) {
         SimKind::studies(out)
+    }
+
+    fn arg_types(out: &mut Vec<&'static str>) {
+        SimKind::arg_types(out)
     }
 }
 

@@ -349,3 +349,36 @@ fn no_acquisitions_show_an_undefined_fairness_everywhere() {
         assert!((cell - busy).abs() < 1e-3, "{cell}");
     }
 }
+
+#[test]
+fn every_study_folder_is_reached_by_a_line_of_the_catalog() {
+    // A study is a folder of `src/studies/` (declared in its `mod.rs`) and
+    // a line here. A folder whose line is missing, or left undeclared, is
+    // code no command runs: every folder but `shared` must be where one of
+    // the catalog's commands lives.
+    use crate::core::study::RunCommand;
+    let mut types = Vec::new();
+    super::Command::arg_types(&mut types);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/studies");
+    let mut folders: Vec<String> = std::fs::read_dir(&dir)
+        .expect("src/studies")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|f| f != "shared")
+        .collect();
+    folders.sort();
+    assert!(folders.len() >= 10, "{folders:?}");
+    let unreached: Vec<&String> = folders
+        .iter()
+        .filter(|f| {
+            !types
+                .iter()
+                .any(|t| t.contains(&format!("::studies::{f}::")))
+        })
+        .collect();
+    assert!(
+        unreached.is_empty(),
+        "study folders no command of the catalog runs: {unreached:?} (commands: {types:?})"
+    );
+}
