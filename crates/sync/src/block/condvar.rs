@@ -519,7 +519,7 @@ mod probe {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{Watchdog, HANG};
+    use crate::util::testing::{iters, limit, threads, Watchdog, HANG};
     use crate::{TasMutex, TicketMutex};
     use std::collections::VecDeque;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -536,7 +536,7 @@ mod tests {
     #[test]
     fn wait_and_notify_one_hand_turns_back_and_forth() {
         let _w = Watchdog::new("condvar handshake", HANG);
-        const ROUNDS: u32 = 2_000;
+        const ROUNDS: u32 = iters(2_000) as u32;
         let turn = TicketMutex::new(0u32);
         let cv = Condvar::new();
         std::thread::scope(|s| {
@@ -742,9 +742,9 @@ mod tests {
 
     #[test]
     fn bounded_queue_with_four_producers_and_four_consumers() {
-        const PRODUCERS: u64 = 4;
-        const CONSUMERS: usize = 4;
-        const ITEMS: u64 = 5_000; // per producer
+        const PRODUCERS: u64 = threads(4) as u64;
+        const CONSUMERS: usize = threads(4);
+        const ITEMS: u64 = iters(5_000); // per producer
         const CAP: usize = 4;
         struct Queue {
             items: VecDeque<u64>,
@@ -757,7 +757,7 @@ mod tests {
         let (not_empty, not_full) = (Condvar::new(), Condvar::new());
         let (progress, done) = (AtomicU64::new(0), AtomicBool::new(false));
         let sums: Vec<u64> = std::thread::scope(|s| {
-            s.spawn(|| stall_watchdog(&progress, &done, Duration::from_secs(20)));
+            s.spawn(|| stall_watchdog(&progress, &done, limit(Duration::from_secs(20))));
             for p in 0..PRODUCERS {
                 let (q, not_empty, not_full) = (&q, &not_empty, &not_full);
                 s.spawn(move || {

@@ -375,6 +375,7 @@ mod imp {
 mod tests {
     use super::*;
     use crate::util::sync::Ordering;
+    use crate::util::testing::limit;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -430,7 +431,7 @@ mod tests {
             .collect();
         // Move both (once they sleep), then only wakes on `to` can end them.
         let mut moved = 0;
-        let give_up = Instant::now() + Duration::from_secs(20);
+        let give_up = Instant::now() + limit(Duration::from_secs(20));
         while moved < 2 {
             assert!(Instant::now() < give_up, "sleepers never went to sleep");
             moved += requeue(&from, 0, 0, &to, u32::MAX).unwrap();
@@ -466,7 +467,7 @@ mod tests {
         // Wake one at a time until all three are out; each wake that
         // reports a woken thread must account for exactly one.
         let mut woken = 0;
-        let give_up = Instant::now() + Duration::from_secs(20);
+        let give_up = Instant::now() + limit(Duration::from_secs(20));
         while woken < 3 {
             assert!(Instant::now() < give_up, "sleepers never went to sleep");
             if wake_one(&w) {

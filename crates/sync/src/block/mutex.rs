@@ -826,7 +826,7 @@ pub use raw::{FixedSpinMutex, HybridMutex};
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer};
+    use crate::util::testing::{churn_threads, hammer, limit};
     use lock_api::RawMutexTimed;
     use std::sync::atomic::AtomicBool;
     use std::sync::Barrier;
@@ -973,7 +973,7 @@ mod tests {
                 // HANDOFF_AFTER asleep, and asks for a handoff.
                 // (On failure, release first and assert after the scope,
                 // so that the test fails instead of hanging.)
-                let give_up = Instant::now() + Duration::from_secs(20);
+                let give_up = Instant::now() + limit(Duration::from_secs(20));
                 let mut asked = true;
                 while m.state.load(Ordering::Relaxed) & HANDOFF == 0 {
                     if got.load(Ordering::SeqCst) {

@@ -575,7 +575,7 @@ impl<T: SeqData> Cells<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{Watchdog, HANG};
+    use crate::util::testing::{iters, threads, Watchdog, HANG};
     use std::sync::atomic::AtomicBool;
 
     const WORDS: usize = 8;
@@ -583,7 +583,9 @@ mod tests {
     /// A writer stores `[i; 8]` for i = 1..=`writes` while `readers`
     /// threads read: every copy must have all eight words equal (a torn read
     /// mixes two writes) and, per reader, never go back.
+    /// Sizes are native ones, scaled down under Miri.
     fn torn_read_torture(readers: usize, writes: u64, use_store: bool) {
+        let (readers, writes) = (threads(readers), iters(writes));
         let _w = Watchdog::new("seqlock torn_read_torture", HANG);
         let l = SeqLock::new([0u64; WORDS]);
         let done = AtomicBool::new(false);
@@ -645,7 +647,7 @@ mod tests {
     #[test]
     fn writers_are_serialized() {
         let _w = Watchdog::new("seqlock writers_are_serialized", HANG);
-        const PER_WRITER: u64 = 50_000;
+        const PER_WRITER: u64 = iters(50_000);
         let l = SeqLock::new((0u64, 0u64));
         let done = AtomicBool::new(false);
         std::thread::scope(|s| {
@@ -769,7 +771,7 @@ mod tests {
                     }
                 });
             }
-            for i in 1..=500_000u64 {
+            for i in 1..=iters(500_000) {
                 l.store(padded(i));
             }
             done.store(true, Ordering::Relaxed);

@@ -400,7 +400,7 @@ pub use raw::QspinMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer, nested_non_lifo, Watchdog, HANG};
+    use crate::util::testing::{churn_threads, hammer, iters, nested_non_lifo, Watchdog, HANG};
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
@@ -502,7 +502,7 @@ mod tests {
             for _ in 0..2 {
                 let (lock, shared) = (&lock, &shared);
                 s.spawn(move || {
-                    for _ in 0..2_000 {
+                    for _ in 0..iters(2_000) {
                         lock.acquire();
                         // SAFETY: under the lock.
                         unsafe { *shared.0.get() += 1 };
@@ -516,7 +516,7 @@ mod tests {
                 // Occupy every node of this thread, as nested waits would.
                 let claims: Vec<_> = (0..DEPTH).map(|_| NODES.claim().unwrap()).collect();
                 assert!(NODES.claim().is_none());
-                for _ in 0..2_000 {
+                for _ in 0..iters(2_000) {
                     lock.acquire();
                     // SAFETY: under the lock.
                     unsafe { *shared.0.get() += 1 };
@@ -528,7 +528,7 @@ mod tests {
                 }
             });
         });
-        assert_eq!(count.into_inner(), 6_000);
+        assert_eq!(count.into_inner(), 3 * iters(2_000));
     }
 
     #[test]
