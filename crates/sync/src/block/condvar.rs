@@ -607,6 +607,13 @@ mod tests {
         assert_eq!(done.load(SeqCst), N as u64, "a waiter was not woken");
         let herd = cv.probe.max_awake();
         eprintln!("notify_all of {N}: at most {herd} woken waiter(s) off the mutex at once");
+        if cfg!(miri) {
+            // Miri has no FUTEX_CMP_REQUEUE, so the futex layer wakes the
+            // waiters instead of moving them (`futex::requeue`): they all
+            // pile onto the mutex, correctly but as a herd. What this test
+            // checks under Miri is the rest: every waiter wakes.
+            return;
+        }
         // The chain wakes the next waiter only once the previous holds the
         // mutex, so this is 1; one more is tolerated for a stray signal.
         assert!(
