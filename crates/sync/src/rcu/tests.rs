@@ -11,8 +11,58 @@ use std::thread;
 use std::time::Duration;
 
 /// Both read-side barriers: membarrier where the kernel has it, and fenced.
+/// Under Miri, which has no membarrier, the default domain is fenced too,
+/// so one domain covers both.
 fn domains<F: Flavor>() -> Vec<Domain<F>> {
+    if cfg!(miri) {
+        return vec![Domain::new()];
+    }
     vec![Domain::new(), Domain::builder().fenced(true).build()]
+}
+
+/// The environment variable that makes this process's RCU act as on a
+/// kernel without `membarrier` (see `membarrier.rs`).
+const NO_MEMBARRIER: &str = "LOCKLAB_RCU_NO_MEMBARRIER";
+
+/// Where `membarrier` is missing (here: switched off, in the child process
+/// of [`every_rcu_test_passes_without_membarrier`]; and always under Miri),
+/// a default domain is fenced: the fallback that needs no system call.
+#[test]
+fn without_membarrier_a_default_domain_is_fenced() {
+    if !cfg!(miri) && std::env::var_os(NO_MEMBARRIER).is_none() {
+        return; // natively, the child process checks this
+    }
+    assert!(!membarrier::expedited_available());
+    assert!(Rcu::new().is_fenced());
+    assert!(Qsbr::new().is_fenced());
+}
+
+/// The fallback is a real runtime path, not only a loom and Miri one: rerun
+/// every RCU unit test in a child process (this binary) in which the
+/// kernel's `membarrier` counts as missing, so that every default domain
+/// takes the fenced path. Not under Miri, which cannot start processes
+/// (and where every domain is fenced anyway).
+#[cfg(not(miri))]
+#[test]
+fn every_rcu_test_passes_without_membarrier() {
+    if std::env::var_os(NO_MEMBARRIER).is_some() {
+        return; // this is the child
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["rcu::", "--test-threads=2"])
+        .env(NO_MEMBARRIER, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("without_membarrier_a_default_domain_is_fenced ... ok"),
+        "{text}"
+    );
 }
 
 /// On a reader thread of each domain, `body` enters its sections, meets
