@@ -104,16 +104,19 @@ mod tests {
 
     #[test]
     fn statics_exclude_across_threads() {
+        use crate::util::testing::{iters, threads};
+        const THREADS: usize = threads(4);
+        const ITERS: u64 = iters(1000);
         std::thread::scope(|s| {
-            for _ in 0..4 {
+            for _ in 0..THREADS {
                 s.spawn(|| {
-                    for _ in 0..1000 {
+                    for _ in 0..ITERS {
                         bump(&mut COUNT.lock());
                     }
                 });
             }
         });
-        assert_eq!(*COUNT.lock(), 4000);
+        assert_eq!(*COUNT.lock(), THREADS as u64 * ITERS);
         let first = RwLockReadGuard::map(CONFIG.read(), |c| &c.0);
         assert_eq!(*first, 1);
         drop(first);

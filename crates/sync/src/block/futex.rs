@@ -25,7 +25,9 @@
 //!
 //! [`requeue`] (`FUTEX_CMP_REQUEUE`) moves sleepers from one word to another
 //! without waking them; the condition variable uses it to line up the
-//! waiters of a broadcast on a word of its own (see `condvar.rs`).
+//! waiters of a broadcast on a word of its own (see `condvar.rs`). Under
+//! Miri, which does not emulate it, [`requeue`] wakes the sleepers instead:
+//! a spurious wake-up for each, which the contract below allows.
 //!
 //! All futexes here are process-private (`FUTEX_PRIVATE_FLAG`): cheaper, as
 //! the kernel keys them by address without looking up a shared mapping.
@@ -221,6 +223,36 @@ mod imp {
         r as u32
     }
 
+    /// Under Miri, which emulates `FUTEX_WAIT`, `FUTEX_WAKE` and their
+    /// bitset forms but not `FUTEX_CMP_REQUEUE`: wake the threads instead
+    /// of moving them. That keeps the contract of [`super::requeue`] as
+    /// callers rely on it, because a woken thread's [`wait`] returns
+    /// [`Wake::Woken`], which every caller must already take as possibly
+    /// spurious and answer by re-checking its condition (and waiting again,
+    /// on whichever word that condition names). So a thread woken where
+    /// the kernel would have moved it sees a spurious wake-up, never a lost
+    /// one: the condvar's broadcast turns back into a thundering herd,
+    /// slower but correct, and its chain of wakes on `to` finds nobody.
+    /// The compare is a plain load, not atomic with the wake as the
+    /// kernel's is; that too costs only spurious wake-ups (a thread that
+    /// started sleeping after the load is woken early), and `None` still
+    /// means that nobody was touched.
+    #[cfg(miri)]
+    pub fn requeue(
+        from: &AtomicU32,
+        expected: u32,
+        wake: u32,
+        _to: &AtomicU32,
+        requeue: u32,
+    ) -> Option<u32> {
+        use crate::util::sync::Ordering;
+        if from.load(Ordering::Relaxed) != expected {
+            return None;
+        }
+        Some(self::wake(from, wake.saturating_add(requeue)))
+    }
+
+    #[cfg(not(miri))]
     pub fn requeue(
         from: &AtomicU32,
         expected: u32,
@@ -375,6 +407,7 @@ mod imp {
 mod tests {
     use super::*;
     use crate::util::sync::Ordering;
+    use crate::util::testing::limit;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -430,7 +463,7 @@ mod tests {
             .collect();
         // Move both (once they sleep), then only wakes on `to` can end them.
         let mut moved = 0;
-        let give_up = Instant::now() + Duration::from_secs(20);
+        let give_up = Instant::now() + limit(Duration::from_secs(20));
         while moved < 2 {
             assert!(Instant::now() < give_up, "sleepers never went to sleep");
             moved += requeue(&from, 0, 0, &to, u32::MAX).unwrap();
@@ -466,7 +499,7 @@ mod tests {
         // Wake one at a time until all three are out; each wake that
         // reports a woken thread must account for exactly one.
         let mut woken = 0;
-        let give_up = Instant::now() + Duration::from_secs(20);
+        let give_up = Instant::now() + limit(Duration::from_secs(20));
         while woken < 3 {
             assert!(Instant::now() < give_up, "sleepers never went to sleep");
             if wake_one(&w) {

@@ -236,7 +236,7 @@ mod tests {
     fn uncontended_unlock_makes_no_wake() {
         let l = RawFutex3::new();
         let before = wakes();
-        for _ in 0..1_000 {
+        for _ in 0..testing::iters(1_000) {
             l.acquire();
             // SAFETY: held by this test.
             unsafe { l.release() };

@@ -147,6 +147,17 @@
 //!   `Acquire` and changes the word the sleeper sleeps on, so it reads the
 //!   sleeper's write or a later one and the count load after it sees the
 //!   increment. So a thread that may be asleep is always counted.
+//! - Handing over to a counted thread: the slow unlock decides from the
+//!   word it is about to replace and from the count, which it reads
+//!   before its CAS. So the load of that word is `Acquire` too (and so is
+//!   a failed CAS, which reloads it): a word that shows a sleeper's
+//!   `WAITERS` or `HANDOFF` was written by that sleeper's `Release` CAS or
+//!   by a later read-modify-write, and the count load after it sees the
+//!   sleeper's increment. With a `Relaxed` load the count could read an
+//!   older 0 on a weakly ordered machine: `unlock_fair` then freed the lock
+//!   with a sleeper waiting, and a starving sleeper's `HANDOFF` went
+//!   unanswered (found by Miri's weak-memory emulation; no wake-up was
+//!   lost, as the point above shows, only the hand-over).
 //! - `SPINNING` is set and cleared `Relaxed`: it publishes nothing; losing
 //!   a race with it only costs a sample of progress.
 //! - The spinner queue is a CLH lock with timeout ([`RawClh::acquire_while`]);
@@ -719,7 +730,10 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
 
     #[cold]
     fn release_slow(&self, fair: bool) {
-        let mut s = self.state.load(Ordering::Relaxed);
+        // Acquire: the hand-over decision below reads `sleepers` before our
+        // CAS, so the word we decide on must carry the count with it (see
+        // the module's orderings).
+        let mut s = self.state.load(Ordering::Acquire);
         loop {
             // Hand over only to a thread that is certain to pick it up: one
             // counted in the slow path. (WAITERS alone may be stale, and a
@@ -826,7 +840,7 @@ pub use raw::{FixedSpinMutex, HybridMutex};
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer};
+    use crate::util::testing::{churn_threads, hammer, limit};
     use lock_api::RawMutexTimed;
     use std::sync::atomic::AtomicBool;
     use std::sync::Barrier;
@@ -973,7 +987,7 @@ mod tests {
                 // HANDOFF_AFTER asleep, and asks for a handoff.
                 // (On failure, release first and assert after the scope,
                 // so that the test fails instead of hanging.)
-                let give_up = Instant::now() + Duration::from_secs(20);
+                let give_up = Instant::now() + limit(Duration::from_secs(20));
                 let mut asked = true;
                 while m.state.load(Ordering::Relaxed) & HANDOFF == 0 {
                     if got.load(Ordering::SeqCst) {

@@ -670,7 +670,7 @@ mod tests {
     fn no_wake_uncontended<L: SpinCore + RawMutex + Sync>() {
         let p = <SpinPark<L> as RawMutex>::INIT;
         let before = wakes();
-        for _ in 0..1_000 {
+        for _ in 0..testing::iters(1_000) {
             let g = p.lock();
             // SAFETY: held with `g`.
             unsafe { p.unlock(g) };

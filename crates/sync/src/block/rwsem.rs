@@ -770,7 +770,7 @@ mod tests {
                 });
             }
             // The readers are streaming before the writer starts.
-            until(|| reads.load(Ordering::Relaxed) > 1_000);
+            until(|| reads.load(Ordering::Relaxed) > testing::iters(1_000));
             for _ in 0..50 {
                 write_section(&mut l.write());
             }
@@ -796,7 +796,7 @@ mod tests {
                     }
                 });
             }
-            until(|| l.read().a > 1_000);
+            until(|| l.read().a > testing::iters(1_000));
             for _ in 0..2 {
                 s.spawn(|| {
                     for _ in 0..50 {
@@ -811,10 +811,10 @@ mod tests {
     }
 
     /// Waits until `cond` holds, in steps of [`HANDOFF_AFTER`]; false if it
-    /// does not within 20 s (the caller then releases what it holds before
+    /// does not within 20 s, longer under Miri (the caller then releases what it holds before
     /// failing, so that the test ends instead of hanging).
     fn within_20s(cond: impl Fn() -> bool) -> bool {
-        let give_up = Instant::now() + Duration::from_secs(20);
+        let give_up = Instant::now() + testing::limit(Duration::from_secs(20));
         while !cond() {
             if Instant::now() >= give_up {
                 return false;

@@ -78,7 +78,7 @@
 //!   return. After the abort the outer section retries and in the end runs
 //!   on its fall-back lock; the inner acquisition then elides as usual, or,
 //!   for the same lock, waits forever as the plain lock would.
-//! - Without RTM (other CPUs, other architectures, `--cfg loom`) every
+//! - Without RTM (other CPUs, other architectures, `--cfg loom`, Miri) every
 //!   acquisition goes straight to `R` and no RTM instruction is executed
 //!   (on a CPU without RTM they raise #UD). The availability check is one
 //!   load of a cached CPUID answer.

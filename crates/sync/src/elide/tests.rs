@@ -7,7 +7,7 @@ use super::abort::{STATUS_CAPACITY, STATUS_CONFLICT, STATUS_RETRY};
 use super::rtm::{parse_rtm_setting, rtm_in_leaf_7};
 use super::*;
 use crate::info::Described;
-use crate::util::testing::{hammer, until, Watchdog, HANG};
+use crate::util::testing::{hammer, iters, threads, until, Watchdog, HANG};
 use crate::{AdaptiveSpin, RawClh, RawHybridMutex, RawTicket, RawTicketBackoff, RawTtas, SpinPark};
 use lock_api::RawMutex;
 use std::cell::Cell;
@@ -466,8 +466,8 @@ fn short_sections_keep_a_pair_equal_and_a_count_exact() {
     // transactions and fall-back sections mix; without RTM, the
     // fall-back alone. An unfair fall-back, so that preempted waiters
     // do not convoy with more threads than cores.
-    const THREADS: usize = 4;
-    const ITERS: u64 = 50_000;
+    const THREADS: usize = threads(4);
+    const ITERS: u64 = iters(50_000);
     let _w = Watchdog::new("elide pair", HANG);
     let m = ElidedMutex::<RawTtas, (u64, u64)>::new((0, 0));
     let start = std::sync::Barrier::new(THREADS);

@@ -10,10 +10,13 @@
 //! command. liburcu's `urcu-memb` flavour is built on the same call.
 //!
 //! [`expedited_available`] asks the kernel once per process and registers;
-//! where the call is missing (old kernels, seccomp filters, other systems)
-//! RCU falls back to readers that fence.
+//! where the call is missing (old kernels, seccomp filters, other systems,
+//! and Miri, which does not emulate it) RCU falls back to readers that
+//! fence. That fallback is the fenced domain (`Builder::fenced`), which the
+//! RCU tests run natively beside the membarrier one, and which the
+//! environment variable `LOCKLAB_RCU_NO_MEMBARRIER` forces for a process.
 
-#[cfg(all(target_os = "linux", not(loom)))]
+#[cfg(all(target_os = "linux", not(loom), not(miri)))]
 mod imp {
     use std::sync::OnceLock;
 
@@ -62,7 +65,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_os = "linux", not(loom))))]
+#[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
 mod imp {
     pub fn expedited_available() -> bool {
         false

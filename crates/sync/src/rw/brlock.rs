@@ -422,7 +422,7 @@ pub use raw::BrLock;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{Watchdog, HANG};
+    use crate::util::testing::{self, Watchdog, HANG};
     use std::sync::atomic::AtomicU64;
     use std::sync::Barrier;
 
@@ -585,7 +585,17 @@ mod tests {
     /// `threads` threads on a lock with `SLOTS` slots mix reads and writes
     /// (one in `write_every` is a write); the writes must all count, and
     /// every reader sees the invariant hold and the count never go back.
+    /// Sizes are native ones, scaled down under Miri (where the threads
+    /// still outnumber the slots if they do natively).
     fn torture<const SLOTS: usize>(threads: u64, iters: u64, write_every: u64) {
+        let native = threads as usize;
+        let mut threads = testing::threads(native);
+        if native > SLOTS {
+            threads = threads.max(SLOTS + 1);
+        }
+        let threads = threads as u64;
+        // A multiple of `write_every`, so that the writes' count is exact.
+        let iters = testing::iters(iters).next_multiple_of(write_every);
         let _w = Watchdog::new("brlock torture", HANG);
         let l: lock_api::RwLock<RawBrLock<SLOTS>, Shadow> =
             lock_api::RwLock::from_raw(RawBrLock::with_slots(), Shadow::default());

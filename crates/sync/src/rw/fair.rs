@@ -378,10 +378,10 @@ mod tests {
     }
 
     /// Waits (yielding) until `cond` holds; false if it does not within
-    /// 20 s, so that the caller can release what it holds and fail instead
+    /// 20 s (longer under Miri), so that the caller can release what it holds and fail instead
     /// of hanging.
     fn within_20s(cond: impl Fn() -> bool) -> bool {
-        let give_up = Instant::now() + Duration::from_secs(20);
+        let give_up = Instant::now() + testing::limit(Duration::from_secs(20));
         while !cond() {
             if Instant::now() >= give_up {
                 return false;

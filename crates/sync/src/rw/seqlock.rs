@@ -45,6 +45,15 @@
 //! bytes of one value some writer stored (see below), so it is a valid `T`.
 //! Hence every `T: Copy` works ([`SeqData`] is implemented for all of them).
 //!
+//! Miri executes no inline assembly. So under Miri the chunks are copied
+//! with the core atomics of the same widths over the same bytes (same
+//! split, same orderings, so Miri checks the algorithm's accesses for data
+//! races and the orderings above). Those atomics hold integers only: for a
+//! value with padding Miri reports the read of its uninitialised bytes,
+//! rightly, as that is undefined behaviour for them. So values with padding
+//! are checked natively only (the tests say so); every other value runs
+//! through the same code as natively, minus the assembly.
+//!
 //! Loom's atomics are plain integers and cannot hold uninitialised bytes,
 //! and `atomic-maybe-uninit` is invisible to loom. So under `--cfg loom` the
 //! data is kept in loom `AtomicU64` words (same algorithm, same orderings,
@@ -410,8 +419,11 @@ struct Cells<T> {
 
 #[cfg(not(loom))]
 mod chunks {
+    #[cfg(not(miri))]
     use atomic_maybe_uninit::raw::{AtomicLoad, AtomicStore};
+    #[cfg(not(miri))]
     use atomic_maybe_uninit::AtomicMaybeUninit;
+    #[cfg(not(miri))]
     use core::mem::MaybeUninit;
     use core::sync::atomic::Ordering;
 
@@ -440,6 +452,7 @@ mod chunks {
     /// # Safety
     /// `cell + off` is valid, aligned for `P`, and only ever accessed by
     /// `P`-sized atomics while shared; `out + off` is valid for writes.
+    #[cfg(not(miri))]
     #[inline(always)]
     pub(super) unsafe fn load<P: AtomicLoad>(cell: *mut u8, out: *mut u8, off: usize) {
         // SAFETY: by the caller.
@@ -455,6 +468,7 @@ mod chunks {
     ///
     /// # Safety
     /// As for [`load`], with `src + off` valid for reads.
+    #[cfg(not(miri))]
     #[inline(always)]
     pub(super) unsafe fn store<P: AtomicStore>(cell: *mut u8, src: *const u8, off: usize) {
         // SAFETY: by the caller.
@@ -462,6 +476,70 @@ mod chunks {
             let v = src.add(off).cast::<MaybeUninit<P>>().read_unaligned();
             let a = AtomicMaybeUninit::<P>::from_ptr(cell.add(off).cast::<MaybeUninit<P>>());
             a.store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// Under Miri: a chunk width with its core atomic (module docs).
+    #[cfg(miri)]
+    pub(super) trait Chunk: Sized {
+        /// # Safety
+        /// `p` is valid and aligned, and only accessed by atomics of this
+        /// width while shared.
+        unsafe fn load_relaxed(p: *mut Self) -> Self;
+        /// # Safety
+        /// As for `load_relaxed`.
+        unsafe fn store_relaxed(p: *mut Self, v: Self);
+    }
+
+    #[cfg(miri)]
+    macro_rules! chunk {
+        ($($t:ty => $a:ty),*) => {$(
+            impl Chunk for $t {
+                #[inline(always)]
+                unsafe fn load_relaxed(p: *mut Self) -> Self {
+                    // SAFETY: by the caller.
+                    unsafe { <$a>::from_ptr(p) }.load(Ordering::Relaxed)
+                }
+                #[inline(always)]
+                unsafe fn store_relaxed(p: *mut Self, v: Self) {
+                    // SAFETY: by the caller.
+                    unsafe { <$a>::from_ptr(p) }.store(v, Ordering::Relaxed)
+                }
+            }
+        )*};
+    }
+    #[cfg(miri)]
+    use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+    #[cfg(miri)]
+    chunk!(u8 => AtomicU8, u16 => AtomicU16, u32 => AtomicU32, u64 => AtomicU64);
+
+    /// [`load`] under Miri: the chunk is read as an integer, so it must be
+    /// initialised (module docs).
+    ///
+    /// # Safety
+    /// As for the native `load`, and every byte of the chunk is initialised.
+    #[cfg(miri)]
+    #[inline(always)]
+    pub(super) unsafe fn load<P: Chunk>(cell: *mut u8, out: *mut u8, off: usize) {
+        // SAFETY: by the caller.
+        unsafe {
+            let v = P::load_relaxed(cell.add(off).cast::<P>());
+            out.add(off).cast::<P>().write_unaligned(v);
+        }
+    }
+
+    /// [`store`] under Miri, with the same extra condition as [`load`].
+    ///
+    /// # Safety
+    /// As for the native `store`, and every byte of the chunk is
+    /// initialised.
+    #[cfg(miri)]
+    #[inline(always)]
+    pub(super) unsafe fn store<P: Chunk>(cell: *mut u8, src: *const u8, off: usize) {
+        // SAFETY: by the caller.
+        unsafe {
+            let v = src.add(off).cast::<P>().read_unaligned();
+            P::store_relaxed(cell.add(off).cast::<P>(), v);
         }
     }
 }
@@ -575,7 +653,7 @@ impl<T: SeqData> Cells<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{Watchdog, HANG};
+    use crate::util::testing::{iters, threads, Watchdog, HANG};
     use std::sync::atomic::AtomicBool;
 
     const WORDS: usize = 8;
@@ -583,7 +661,9 @@ mod tests {
     /// A writer stores `[i; 8]` for i = 1..=`writes` while `readers`
     /// threads read: every copy must have all eight words equal (a torn read
     /// mixes two writes) and, per reader, never go back.
+    /// Sizes are native ones, scaled down under Miri.
     fn torn_read_torture(readers: usize, writes: u64, use_store: bool) {
+        let (readers, writes) = (threads(readers), iters(writes));
         let _w = Watchdog::new("seqlock torn_read_torture", HANG);
         let l = SeqLock::new([0u64; WORDS]);
         let done = AtomicBool::new(false);
@@ -645,7 +725,7 @@ mod tests {
     #[test]
     fn writers_are_serialized() {
         let _w = Watchdog::new("seqlock writers_are_serialized", HANG);
-        const PER_WRITER: u64 = 50_000;
+        const PER_WRITER: u64 = iters(50_000);
         let l = SeqLock::new((0u64, 0u64));
         let done = AtomicBool::new(false);
         std::thread::scope(|s| {
@@ -704,15 +784,26 @@ mod tests {
     /// Values with padding and with sizes that need every chunk width.
     #[test]
     fn values_of_every_shape_round_trip() {
+        // Fields of every width and no padding: 16 bytes.
         #[derive(Clone, Copy, Debug, PartialEq)]
-        struct Padded {
-            a: u8,
-            b: u64,
+        #[repr(C)]
+        struct Flat {
+            a: u64,
+            b: u32,
             c: u16,
+            d: u8,
+            e: i8,
         }
-        let p = SeqLock::new(Padded { a: 1, b: 2, c: 3 });
-        p.write(|v| v.b += 40);
-        assert_eq!(p.read(), Padded { a: 1, b: 42, c: 3 });
+        let f = SeqLock::new(Flat {
+            a: 1,
+            b: 2,
+            c: 3,
+            d: 4,
+            e: -5,
+        });
+        f.write(|v| v.b += 40);
+        assert_eq!(f.read().b, 42);
+        assert_eq!((f.read().a, f.read().e), (1, -5));
 
         let odd = SeqLock::new([1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
         odd.store([9; 15]);
@@ -723,6 +814,25 @@ mod tests {
         let unit = SeqLock::new(());
         unit.store(());
         unit.read();
+    }
+
+    /// Values with padding: uninitialised bytes, carried by
+    /// `atomic-maybe-uninit`.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri runs no inline assembly, and core atomics cannot carry padding (module docs)"
+    )]
+    fn padded_values_round_trip() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        struct Padded {
+            a: u8,
+            b: u64,
+            c: u16,
+        }
+        let p = SeqLock::new(Padded { a: 1, b: 2, c: 3 });
+        p.write(|v| v.b += 40);
+        assert_eq!(p.read(), Padded { a: 1, b: 42, c: 3 });
 
         let tuple = SeqLock::new((1u16, 'x', 2.5f32, true));
         tuple.write(|t| t.1 = 'y');
@@ -736,6 +846,10 @@ mod tests {
     /// A padded struct under a concurrent writer: its fields are tied to
     /// each other, so a torn copy breaks the tie.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri runs no inline assembly, and core atomics cannot carry padding (module docs)"
+    )]
     fn padded_values_are_not_torn() {
         #[derive(Clone, Copy)]
         struct Padded {
@@ -769,7 +883,7 @@ mod tests {
                     }
                 });
             }
-            for i in 1..=500_000u64 {
+            for i in 1..=iters(500_000) {
                 l.store(padded(i));
             }
             done.store(true, Ordering::Relaxed);

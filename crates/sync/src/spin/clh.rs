@@ -370,12 +370,13 @@ mod tests {
         // nodes all the time.
         let m = ClhMutex::new((0u64, 0u64));
         let taken = std::sync::atomic::AtomicU64::new(0);
-        let _w = crate::util::testing::Watchdog::new("clh try race", crate::util::testing::HANG);
+        use crate::util::testing::{iters, threads, Watchdog, HANG};
+        let _w = Watchdog::new("clh try race", HANG);
         std::thread::scope(|s| {
-            for i in 0..4 {
+            for i in 0..threads(4) {
                 let (m, taken) = (&m, &taken);
                 s.spawn(move || {
-                    for _ in 0..2_000 {
+                    for _ in 0..iters(2_000) {
                         let g = if i % 2 == 0 {
                             m.try_lock()
                         } else {

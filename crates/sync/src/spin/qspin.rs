@@ -36,7 +36,8 @@
 //! model them, so this file works on the whole word with 32-bit operations
 //! only (`fetch_or` sets pending, a CAS loop swaps the tail, `fetch_sub`
 //! turns pending into locked). The one exception is the unlock on x86_64
-//! outside loom, a byte store through inline assembly (see `release`).
+//! outside loom and Miri, a byte store through inline assembly (see
+//! `release`); Miri, which runs no assembly, checks the portable unlock.
 //!
 //! Orderings:
 //! - Taking the lock is always ordered after the previous release by an
@@ -265,19 +266,19 @@ impl RawQspin {
 
     /// Releases the lock by clearing the locked byte.
     ///
-    /// On x86_64 (outside loom) a one-byte store, as Linux's
+    /// On x86_64 (outside loom and Miri) a one-byte store, as Linux's
     /// `queued_spin_unlock`; elsewhere [`release_rmw`](Self::release_rmw).
     ///
     /// # Safety
     /// The caller must hold the lock.
     #[inline]
     pub unsafe fn release(&self) {
-        #[cfg(all(target_arch = "x86_64", not(loom)))]
+        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
         // SAFETY: the caller holds the lock.
         unsafe {
             self.release_byte_store();
         }
-        #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
         // SAFETY: the caller holds the lock.
         unsafe {
             self.release_rmw();
@@ -285,8 +286,8 @@ impl RawQspin {
     }
 
     /// The portable unlock: one 32-bit `fetch_sub` with Release. What
-    /// [`release`](Self::release) does off x86_64 and under loom; public so
-    /// the lab can measure what the byte store saves.
+    /// [`release`](Self::release) does off x86_64 and under loom and Miri;
+    /// public so the lab can measure what the byte store saves.
     ///
     /// # Safety
     /// The caller must hold the lock.
@@ -298,7 +299,7 @@ impl RawQspin {
 
     /// # Safety
     /// The caller must hold the lock.
-    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
     #[inline]
     unsafe fn release_byte_store(&self) {
         let locked_byte = self.val.as_ptr().cast::<u8>();
@@ -337,9 +338,10 @@ impl RawQspin {
         // - Acquirers read the word with `lock cmpxchg` or plain loads,
         //   which on x86 are acquire loads of the whole word; a load that
         //   sees our zero sees everything before it.
-        // - Loom builds and other architectures use `release_rmw`, and all
-        //   the algorithm's other accesses are 32-bit, so loom checks the
-        //   algorithm with the portable unlock.
+        // - Loom and Miri builds and other architectures use
+        //   `release_rmw`, and all the algorithm's other accesses are
+        //   32-bit, so loom and Miri check the algorithm with the portable
+        //   unlock.
         unsafe {
             core::arch::asm!(
                 "mov byte ptr [{0}], 0",
@@ -400,7 +402,7 @@ pub use raw::QspinMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer, nested_non_lifo, Watchdog, HANG};
+    use crate::util::testing::{churn_threads, hammer, iters, nested_non_lifo, Watchdog, HANG};
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
@@ -502,7 +504,7 @@ mod tests {
             for _ in 0..2 {
                 let (lock, shared) = (&lock, &shared);
                 s.spawn(move || {
-                    for _ in 0..2_000 {
+                    for _ in 0..iters(2_000) {
                         lock.acquire();
                         // SAFETY: under the lock.
                         unsafe { *shared.0.get() += 1 };
@@ -516,7 +518,7 @@ mod tests {
                 // Occupy every node of this thread, as nested waits would.
                 let claims: Vec<_> = (0..DEPTH).map(|_| NODES.claim().unwrap()).collect();
                 assert!(NODES.claim().is_none());
-                for _ in 0..2_000 {
+                for _ in 0..iters(2_000) {
                     lock.acquire();
                     // SAFETY: under the lock.
                     unsafe { *shared.0.get() += 1 };
@@ -528,7 +530,7 @@ mod tests {
                 }
             });
         });
-        assert_eq!(count.into_inner(), 6_000);
+        assert_eq!(count.into_inner(), 3 * iters(2_000));
     }
 
     #[test]

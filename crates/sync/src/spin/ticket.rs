@@ -239,7 +239,7 @@ pub use raw::TicketMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{fifo_order, hammer_yielding};
+    use crate::util::testing::{fifo_order, hammer_yielding, iters};
 
     #[test]
     fn tickets_wrap_around_u32_max() {
@@ -286,6 +286,10 @@ mod tests {
 
     #[test]
     fn four_threads_count_exactly_across_the_wrap() {
-        hammer_yielding(RawTicket::starting_at(u32::MAX - 1_000), 4, 5_000);
+        hammer_yielding(
+            RawTicket::starting_at(u32::MAX - iters(1_000) as u32),
+            4,
+            5_000,
+        );
     }
 }

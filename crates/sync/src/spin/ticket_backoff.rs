@@ -141,7 +141,7 @@ pub use raw::TicketBackoffMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{fifo_order, hammer_yielding};
+    use crate::util::testing::{fifo_order, hammer_yielding, iters};
 
     #[test]
     fn pause_grows_with_distance_and_the_head_polls() {
@@ -188,6 +188,10 @@ mod tests {
 
     #[test]
     fn four_threads_count_exactly_across_the_wrap() {
-        hammer_yielding(RawTicketBackoff::starting_at(u32::MAX - 1_000), 4, 5_000);
+        hammer_yielding(
+            RawTicketBackoff::starting_at(u32::MAX - iters(1_000) as u32),
+            4,
+            5_000,
+        );
     }
 }

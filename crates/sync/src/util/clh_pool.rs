@@ -624,8 +624,29 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
+    /// A pool of the test's own. A pool must outlive every cache that
+    /// points to it, as the library's static one does; this one is kept
+    /// for the process too, listed in a static so that it stays reachable
+    /// (Miri's leak check reports only memory nothing can reach).
     fn local_pool() -> &'static Pool {
-        Box::leak(Box::new(Pool::new()))
+        static KEPT: std::sync::Mutex<Vec<&'static Pool>> = std::sync::Mutex::new(Vec::new());
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new()));
+        KEPT.lock().unwrap().push(pool);
+        pool
+    }
+
+    /// A node handed to another thread (with its ownership), keeping the
+    /// pointer's provenance, which a round trip through `usize` would lose.
+    struct Sent(NonNull<ClhNode>);
+    // SAFETY: a `Sent` carries ownership of a pool node from one thread to
+    // another; nodes are plain atomics, usable from any thread.
+    unsafe impl Send for Sent {}
+
+    impl Sent {
+        /// The node (a method, so that a closure captures the whole `Sent`).
+        fn node(self) -> NonNull<ClhNode> {
+            self.0
+        }
     }
 
     #[test]
@@ -736,12 +757,12 @@ mod tests {
     fn a_node_given_to_an_empty_cache_arms_the_exit_flush() {
         // A thread whose first use of the pool is a give (it drops a CLH
         // lock, say) must still have its cache flushed when it exits.
-        let p = take().as_ptr() as usize;
+        let p = Sent(take());
         std::thread::spawn(move || {
             use crate::util::thread_exit::armed;
             assert!(!armed(), "a fresh thread starts disarmed");
             // SAFETY: the spawning thread passed its node on.
-            unsafe { give(NonNull::new(p as *mut ClhNode).unwrap()) };
+            unsafe { give(p.node()) };
             assert_eq!(cached(), 1);
             assert!(armed(), "a cache holding a node must have a flush to come");
         })
@@ -754,10 +775,11 @@ mod tests {
         // Each thread takes nodes, stamps them with its own marker, passes
         // some to the next thread (as CLH does), checks the stamp is intact
         // before giving nodes back, and exits (spilling its cache).
+        use crate::util::testing::{iters, threads};
         use std::sync::mpsc;
-        const THREADS: usize = 4;
-        const ROUNDS: usize = 2_000;
-        let (txs, rxs): (Vec<_>, Vec<_>) = (0..THREADS).map(|_| mpsc::channel::<usize>()).unzip();
+        const THREADS: usize = threads(4);
+        const ROUNDS: u64 = iters(2_000);
+        let (txs, rxs): (Vec<_>, Vec<_>) = (0..THREADS).map(|_| mpsc::channel::<Sent>()).unzip();
         let mut rxs: Vec<_> = rxs.into_iter().map(Some).collect();
         let hs: Vec<_> = (0..THREADS)
             .map(|i| {
@@ -771,7 +793,7 @@ mod tests {
                         let node = unsafe { n.as_ref() };
                         node.state().store(stamp, Ordering::Relaxed);
                         if r % 3 == 0 {
-                            tx.send(n.as_ptr() as usize).unwrap();
+                            tx.send(Sent(n)).unwrap();
                         } else {
                             std::hint::spin_loop();
                             assert_eq!(node.state().load(Ordering::Relaxed), stamp, "shared node");
@@ -780,7 +802,7 @@ mod tests {
                         }
                         while let Ok(p) = rx.try_recv() {
                             // SAFETY: the sender passed ownership on.
-                            unsafe { give(NonNull::new(p as *mut ClhNode).unwrap()) };
+                            unsafe { give(p.node()) };
                         }
                     }
                     rx
@@ -791,7 +813,7 @@ mod tests {
         let rxs: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
         for p in rxs.iter().flat_map(|rx| rx.try_iter()) {
             // SAFETY: the sender passed ownership on, and every thread is gone.
-            unsafe { give(NonNull::new(p as *mut ClhNode).unwrap()) };
+            unsafe { give(p.node()) };
         }
         // The threads' caches were flushed by the thread-exit hook into the
         // global list, which other tests share: it must still list each node

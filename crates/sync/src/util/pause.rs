@@ -10,7 +10,8 @@
 //!
 //! - [`ticks`] is the time-stamp counter on x86_64 (`rdtsc`, about 20
 //!   cycles, no system call; invariant on every x86_64 part of the last
-//!   decade) and nanoseconds of `Instant` elsewhere.
+//!   decade) and nanoseconds of `Instant` elsewhere, and under Miri,
+//!   which cannot execute `rdtsc` (its clock is `Instant`, virtual time).
 //! - [`calibrate`] times batches of hints against `Instant`, reading the
 //!   counter alongside, and keeps the fastest batch (interruptions only ever
 //!   add time): that gives both the cost of a hint and the counter's rate.
@@ -69,17 +70,21 @@ const BATCH: u32 = 1024;
 #[cfg(not(loom))]
 const BATCHES: u32 = 5;
 
+/// Whether [`ticks`] reads the time-stamp counter (x86_64, not under
+/// Miri) rather than `Instant`.
+const TSC: bool = cfg!(all(target_arch = "x86_64", not(miri)));
+
 /// A raw timestamp: time-stamp counter ticks on x86_64, nanoseconds since
-/// the first call elsewhere. Only differences mean anything; see
-/// [`ticks_per_ns`] for their unit.
+/// the first call elsewhere (and under Miri). Only differences mean
+/// anything; see [`ticks_per_ns`] for their unit.
 #[inline(always)]
 pub fn ticks() -> u64 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         // SAFETY: RDTSC has no preconditions on x86_64 and reads no memory.
         unsafe { core::arch::x86_64::_rdtsc() }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     {
         static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
         EPOCH
@@ -106,7 +111,7 @@ pub fn spin_ticks(n: u64) {
 /// `window` (busy, not asleep, so that frequency changes show): the clock's
 /// rate for callers that want it more precisely than [`ticks_per_ns`]'s.
 pub fn tick_rate(window: std::time::Duration) -> f64 {
-    if !cfg!(target_arch = "x86_64") {
+    if !TSC {
         return 1.0;
     }
     let (w0, t0) = (std::time::Instant::now(), ticks());
@@ -135,7 +140,7 @@ pub fn calibrate() -> f64 {
     let ps = (best.0 * 1000 / u128::from(BATCH)).clamp(100, 1_000_000) as u32;
     // The same interval on both clocks: ticks per µs, within 1 and 100 000
     // (1 GHz per tick would be 1000; the fallback clock is exactly 1000).
-    let per_us = if cfg!(target_arch = "x86_64") {
+    let per_us = if TSC {
         (u128::from(best.1) * 1000 / best.0.max(1)).clamp(1, 100_000) as u32
     } else {
         1000

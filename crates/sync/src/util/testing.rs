@@ -15,8 +15,61 @@ use lock_api::{Mutex, RawMutex, RawRwLock, RwLock};
 
 use super::thread_index;
 
-/// How long any one check may take before it counts as hung.
-pub const HANG: Duration = Duration::from_secs(120);
+/// How long any one check may take before it counts as hung (already
+/// scaled by [`limit`]).
+pub const HANG: Duration = limit(Duration::from_secs(120));
+
+/// How much slower Miri runs a test than native code: its sizes shrink by
+/// this much ([`iters`]) and its time limits grow by it ([`limit`]). Miri
+/// interprets every step (some hundred times slower) and, in isolation, its
+/// clock is virtual: it advances with the work interpreted, so a time limit
+/// made for native speed runs out after a fraction of the work it was
+/// meant for.
+const MIRI_SLOWER: u32 = if cfg!(miri) { 100 } else { 1 };
+
+/// The size of a test's loop: `native` natively; under Miri about a
+/// hundredth of it, at most [`MIRI_MAX_ITERS`] (the longest native loops
+/// run half a million times), and never below `native.min(8)`, so a loop
+/// of a few iterations keeps them all. What a test asserts about the
+/// result (an exact count, an invariant in every section) holds for any
+/// size; only the number of interleavings one run samples shrinks, and
+/// Miri's schedules (`-Zmiri-many-seeds`) sample them differently anyway.
+pub const fn iters(native: u64) -> u64 {
+    if !cfg!(miri) {
+        return native;
+    }
+    let scaled = native / MIRI_SLOWER as u64;
+    let floor = if native < 8 { native } else { 8 };
+    if scaled > MIRI_MAX_ITERS {
+        MIRI_MAX_ITERS
+    } else if scaled > floor {
+        scaled
+    } else {
+        floor
+    }
+}
+
+/// The most iterations [`iters`] gives a loop under Miri.
+const MIRI_MAX_ITERS: u64 = 500;
+
+/// The number of threads for a contention test: `native` natively, at
+/// most 3 under Miri (still more than two contenders, so queues form
+/// behind a waiter, not only behind the holder), where every thread
+/// multiplies the interpreted work.
+pub const fn threads(native: usize) -> usize {
+    if cfg!(miri) && native > 3 {
+        3
+    } else {
+        native
+    }
+}
+
+/// A time limit (a watchdog, a give-up deadline): `native` natively, a
+/// hundred times longer under Miri (see [`iters`]). Not for times a test
+/// measures: a test of timing cannot mean anything under Miri.
+pub const fn limit(native: Duration) -> Duration {
+    native.saturating_mul(MIRI_SLOWER)
+}
 
 /// Aborts the process if not dropped within `limit`.
 pub struct Watchdog(Option<mpsc::Sender<()>>);
@@ -63,6 +116,9 @@ fn critical(s: &mut Shadow) {
 /// `threads` threads each take the lock `iters` times; the count must come
 /// out exact, the shadow invariant must hold throughout, and the lock must
 /// be free (and takeable) at the end.
+///
+/// Both sizes are native ones: under Miri they shrink by [`threads`] and
+/// [`iters`].
 pub fn hammer<R: RawMutex + Sync>(threads: usize, iters: u64) {
     hammer_raw("hammer", R::INIT, threads, iters, false);
 }
@@ -89,6 +145,7 @@ fn hammer_raw<R: RawMutex + Sync>(
     iters: u64,
     yield_after_release: bool,
 ) {
+    let (threads, iters) = (self::threads(threads), self::iters(iters));
     let _w = Watchdog::new(what, HANG);
     let m: Mutex<R, Shadow> = Mutex::from_raw(raw, Shadow::default());
     std::thread::scope(|s| {
@@ -179,8 +236,8 @@ pub fn nested_non_lifo<R: RawMutex + Sync>(n: usize) {
 /// come, take it a few times and exit, one after another, so their thread
 /// indexes (and node rows) are recycled under a busy lock.
 pub fn churn_threads<R: RawMutex + Sync>() {
-    const SHORT: usize = 12;
-    const SHORT_ITERS: u64 = 20;
+    const SHORT: usize = if cfg!(miri) { 4 } else { 12 };
+    const SHORT_ITERS: u64 = iters(20);
     let _w = Watchdog::new("churn_threads", HANG);
     let m: Mutex<R, Shadow> = Mutex::new(Shadow::default());
     let stop = AtomicBool::new(false);
@@ -264,8 +321,12 @@ pub fn rw_read_section(s: &RwShadow) {
 /// yielding now and then: the invariant must hold in every read and the
 /// write count must come out exact. The yields leave gaps between readers
 /// (so writers get into locks that let them starve) and let a granted
-/// waiter run when threads outnumber cores.
+/// waiter run when threads outnumber cores. Sizes are native ones, scaled
+/// as in [`hammer`].
 pub fn rw_mix<R: RawRwLock + Sync>(threads: u64, iters: u64) {
+    let threads = self::threads(threads as usize) as u64;
+    // A multiple of 4, so that the writes' count below is exact.
+    let iters = self::iters(iters).next_multiple_of(4);
     let _w = Watchdog::new("rw_mix", HANG);
     let l: RwLock<R, RwShadow> = RwLock::new(RwShadow::default());
     let writes = AtomicU64::new(0);

@@ -1,7 +1,8 @@
 //! [`Rtm`]: Intel's Restricted Transactional Memory as an [`Htm`], with
 //! the CPUID check that decides whether it is there. The instructions
-//! themselves are in `insn`, which only x86_64 outside loom compiles; a stub
-//! takes its place elsewhere.
+//! themselves are in `insn`, which only x86_64 outside loom and Miri
+//! compiles (Miri executes no inline assembly); a stub takes its place
+//! elsewhere.
 
 use super::{Abort, Htm, NESTED};
 
@@ -9,7 +10,8 @@ use super::{Abort, Htm, NESTED};
 /// `xabort`, `xtest`.
 ///
 /// Availability is read from CPUID once per process ([`rtm_available`]).
-/// On a CPU without RTM, on other architectures and under `--cfg loom`,
+/// On a CPU without RTM, on other architectures, under `--cfg loom` and
+/// under Miri,
 /// `available()` is false and `begin()` always fails; every method checks
 /// availability first, so none ever executes an RTM instruction that the
 /// CPU does not have.
@@ -20,7 +22,7 @@ pub struct Rtm;
 /// bit 11 (RTM), and not EDX bit 11 (`RTM_ALWAYS_ABORT`: microcode that
 /// makes every `xbegin` abort, where Linux does not hide RTM), unless the
 /// environment switches it off ([`RTM_VAR`]`=off`). Read once and cached.
-/// Always false off x86_64 and under `--cfg loom`.
+/// Always false off x86_64, under `--cfg loom` and under Miri.
 pub fn rtm_available() -> bool {
     insn::available()
 }
@@ -57,7 +59,10 @@ pub(super) fn parse_rtm_setting(v: Option<&std::ffi::OsStr>) -> Result<bool, Str
 }
 
 /// Whether [`RTM_VAR`] switches RTM off.
-#[cfg_attr(not(all(target_arch = "x86_64", not(loom))), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", not(loom), not(miri))),
+    allow(dead_code)
+)]
 fn switched_off() -> bool {
     rtm_setting().unwrap_or(false)
 }
@@ -122,12 +127,12 @@ unsafe impl Htm for Rtm {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(loom)))]
+#[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
 mod insn;
 
 /// No RTM here: nothing to execute, and `available` is false so that no
 /// caller gets this far.
-#[cfg(not(all(target_arch = "x86_64", not(loom))))]
+#[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
 mod insn {
     pub(super) const STARTED: u32 = u32::MAX;
 
@@ -154,7 +159,10 @@ mod insn {
 
 /// Decodes RTM support from CPUID leaf 7, sub-leaf 0: EBX bit 11 is RTM,
 /// EDX bit 11 is `RTM_ALWAYS_ABORT` (Intel SDM vol. 2A, CPUID).
-#[cfg_attr(not(all(target_arch = "x86_64", not(loom))), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", not(loom), not(miri))),
+    allow(dead_code)
+)]
 pub(super) const fn rtm_in_leaf_7(ebx: u32, edx: u32) -> bool {
     const RTM: u32 = 1 << 11;
     const RTM_ALWAYS_ABORT: u32 = 1 << 11;
