@@ -251,10 +251,14 @@ mod loom_data {
 /// ticket lock. See the module documentation.
 ///
 /// ```
-/// let l = locklab::SeqLock::new((1u8, 2u64));
+/// let l = locklab::SeqLock::new((1u32, 2u32));
 /// l.write(|v| v.1 += 40);
 /// assert_eq!(l.read(), (1, 42));
 /// ```
+///
+/// Values with padding, such as `(u8, u64)`, work as well ([`SeqData`]);
+/// the example has none so that it runs under Miri too, which cannot check
+/// them (module documentation).
 pub struct SeqLock<T> {
     seq: SeqCount,
     /// Serializes writers.
