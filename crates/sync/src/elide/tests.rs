@@ -614,22 +614,14 @@ fn rtm_off_child() {
     ignore = "starts a child process, which Miri cannot; under Miri RTM is unavailable anyway"
 )]
 fn locklab_rtm_off_hides_the_cpus_rtm() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
+    let text = crate::util::testing::run_in_child(
+        &[
             "--exact",
             "elide::tests::rtm_off_child",
             "--nocapture",
             "--test-threads=1",
-        ])
-        .env("LOCKLAB_RTM_CHILD", "1")
-        .env(RTM_VAR, "off")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &[("LOCKLAB_RTM_CHILD", "1"), (RTM_VAR, "off")],
     );
     assert!(
         text.contains("rtm-off-child-ran"),

@@ -51,17 +51,8 @@ fn every_rcu_test_passes_without_membarrier() {
     if std::env::var_os(NO_MEMBARRIER).is_some() {
         return; // this is the child
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["rcu::", "--test-threads=2"])
-        .env(NO_MEMBARRIER, "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text =
+        crate::util::testing::run_in_child(&["rcu::", "--test-threads=2"], &[(NO_MEMBARRIER, "1")]);
     assert!(
         text.contains("without_membarrier_a_default_domain_is_fenced ... ok"),
         "{text}"

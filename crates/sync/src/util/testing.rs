@@ -430,3 +430,23 @@ pub fn rw_writer_excludes_another_threads_reader<R: RawRwLock + Sync>() {
         s.spawn(|| assert_eq!(*l.try_read().expect("free lock"), 1));
     });
 }
+
+/// Runs this test binary again as a child with `args` (test filters and
+/// flags) and `env` set, asserts that it succeeded and returns its
+/// standard output. For tests of a path that an environment variable read
+/// once per process selects (not under Miri, which starts no process).
+#[cfg(not(miri))]
+pub fn run_in_child(args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
