@@ -79,6 +79,7 @@ impl Described for Broken {
         family: Family::Spin,
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "locklab-preload's test",
         summary: "excludes nothing (tests only)",
     };

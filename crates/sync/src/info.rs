@@ -12,6 +12,12 @@ pub enum Family {
     Queue,
     /// Sleeps in the kernel when contended.
     Blocking,
+    /// Hierarchical and NUMA-aware: waiters on the holder's node go first
+    /// (cohort locks, HMCS, CNA).
+    Numa,
+    /// Delegation: one thread runs the others' critical sections for them
+    /// (flat combining).
+    Delegation,
     /// Readers share, writers exclude (reader-writer locks, big-reader
     /// locks, sequence locks); those that sleep are `Blocking` instead.
     ReaderWriter,
@@ -27,6 +33,8 @@ impl Family {
             Family::Ticket => "ticket",
             Family::Queue => "queue",
             Family::Blocking => "blocking",
+            Family::Numa => "numa",
+            Family::Delegation => "delegation",
             Family::ReaderWriter => "rw",
             Family::Peer => "peer",
         }
@@ -50,6 +58,9 @@ pub struct LockInfo {
     pub fair: bool,
     /// Whether waiters may sleep in the kernel instead of spinning.
     pub blocking: bool,
+    /// Whether it keeps hand-overs within a NUMA node (see
+    /// [`topology`](crate::topology)).
+    pub numa_aware: bool,
     /// Where the algorithm comes from (paper or kernel file).
     pub source: &'static str,
     /// One line on the idea.

@@ -98,6 +98,7 @@ pub mod rcu;
 pub mod rw;
 pub mod spin;
 pub mod sys;
+pub mod topology;
 mod util;
 
 use util::loom_const_fn;

@@ -64,6 +64,7 @@ const STD: LockInfo = LockInfo {
     family: Family::Peer,
     fair: false,
     blocking: true,
+    numa_aware: false,
     source: "Rust standard library std::sync::Mutex (futex-based on Linux)",
     summary: "spins briefly, then sleeps on a futex",
 };
@@ -73,6 +74,7 @@ const PARKING_LOT: LockInfo = LockInfo {
     family: Family::Peer,
     fair: false,
     blocking: true,
+    numa_aware: false,
     source: "parking_lot 0.13 RawMutex",
     summary: "one-byte lock; adaptive spinning, then parks in a global hash table; eventually fair",
 };
@@ -82,6 +84,7 @@ const PTHREAD: LockInfo = LockInfo {
     family: Family::Peer,
     fair: false,
     blocking: true,
+    numa_aware: false,
     source: "glibc pthread_mutex_t (PTHREAD_MUTEX_DEFAULT) via libc",
     summary: "futex-based mutex of the C library",
 };
@@ -128,11 +131,13 @@ pub fn visit_mutexes<V: MutexVisitor>(v: &mut V) {
 }
 
 /// The families in the order charts and tables show them.
-pub const FAMILIES: [locklab::Family; 6] = [
+pub const FAMILIES: [locklab::Family; 8] = [
     locklab::Family::Spin,
     locklab::Family::Ticket,
     locklab::Family::Queue,
+    locklab::Family::Numa,
     locklab::Family::Blocking,
+    locklab::Family::Delegation,
     locklab::Family::ReaderWriter,
     locklab::Family::Peer,
 ];
@@ -230,6 +235,7 @@ const STD_RW: LockInfo = LockInfo {
     family: Family::Peer,
     fair: false,
     blocking: true,
+    numa_aware: false,
     source: "Rust standard library std::sync::RwLock (futex-based on Linux)",
     summary: "one futex word for the reader count and flags, another that writers sleep on; waiting writers hold back new readers",
 };
@@ -239,6 +245,7 @@ const PARKING_LOT_RW: LockInfo = LockInfo {
     family: Family::Peer,
     fair: false,
     blocking: true,
+    numa_aware: false,
     source: "parking_lot 0.13 RawRwLock",
     summary:
         "one word; adaptive spinning, then parks; task-fair (neither readers nor writers starve)",
@@ -249,6 +256,7 @@ const PTHREAD_RW: LockInfo = LockInfo {
     family: Family::Peer,
     fair: false,
     blocking: true,
+    numa_aware: false,
     source: "glibc pthread_rwlock_t (default: prefer readers) via libc",
     summary: "futex-based reader-writer lock of the C library",
 };
@@ -323,7 +331,8 @@ pub fn names_of(locks: &[&Entry]) -> Vec<&'static str> {
 }
 
 /// Every lock of the registry, mutexes then reader-writer locks, as one
-/// table: name, kind (`mutex` or `rwlock`), family, fair, blocking, peer,
+/// table: name, kind (`mutex` or `rwlock`), family, fair, blocking,
+/// NUMA-aware, peer,
 /// what it does and where it comes from. `locklab locks --format csv`
 /// prints it as it is; [`markdown`] is the same table for the docs.
 pub fn table() -> Table {
@@ -335,13 +344,14 @@ pub fn table() -> Table {
             i.family.as_str().to_string(),
             yes(i.fair),
             yes(i.blocking),
+            yes(i.numa_aware),
             yes(peer),
             i.summary.to_string(),
             i.source.to_string(),
         ]
     };
     let header = [
-        "lock", "kind", "family", "fair", "blocking", "peer", "what", "source",
+        "lock", "kind", "family", "fair", "blocking", "numa", "peer", "what", "source",
     ];
     Table {
         header: header.iter().map(|h| h.to_string()).collect(),

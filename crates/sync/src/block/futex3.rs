@@ -140,6 +140,7 @@ impl Described for RawFutex3 {
         family: Family::Blocking,
         fair: false,
         blocking: true,
+        numa_aware: false,
         source: "U. Drepper, Futexes Are Tricky (2011), mutex 2/3; glibc lll_lock",
         summary: "one word: 0 free, 1 locked, 2 locked with sleepers; futex wait on 2, unlock wakes only if it took a 2",
     };

@@ -250,6 +250,7 @@ impl SpinPolicy for AdaptiveSpin {
         family: Family::Blocking,
         fair: false,
         blocking: true,
+        numa_aware: false,
         source: "Linux kernel/locking/mutex.c and osq_lock.c (fast path, optimistic spinning with an MCS-style spinner queue, handoff); Bueso (seed 001); competitive spinning: Karlin, Li, Manasse & Owicki, SOSP 1991",
         summary: "CAS fast path; one spinner on the word, the rest queued; spins while the lock moves, gives up when it stalls for a few learnt hold times; futex sleep; handoff after 1 ms",
     };
@@ -279,6 +280,7 @@ impl SpinPolicy for FixedSpin {
         family: Family::Blocking,
         fair: false,
         blocking: true,
+        numa_aware: false,
         source: "locklab's hybrid mutex with a fixed spin budget, for comparison; Karlin, Li, Manasse & Owicki, SOSP 1991",
         summary: "the hybrid mutex spinning a fixed 10 µs per acquisition before sleeping, with no progress detection",
     };

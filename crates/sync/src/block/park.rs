@@ -346,6 +346,7 @@ impl<L: SpinCore> Described for SpinYield<L> {
         family: Family::Spin,
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "user-space analogue of the yield-to-tail host policy (YTT) of Zhang, Zhang & Chen, Efficient transitory co-scheduling for MP VMs (seed 004); Karlin et al., SOSP 1991",
         summary: "poll the inner lock for ~20 us, then sched_yield between attempts; unfair",
     };
@@ -480,6 +481,7 @@ impl<L: SpinCore> Described for SpinPark<L> {
         family: Family::Blocking,
         fair: false,
         blocking: true,
+        numa_aware: false,
         source: "spin-then-block: Ousterhout, Scheduling Techniques for Concurrent Systems (ICDCS 1982); Karlin et al., SOSP 1991; a user-space analogue of the deferred co-scheduling host policy (DTCS) of seed 004",
         summary: "poll the inner lock for ~20 us, then sleep on a futex; release wakes only if someone sleeps; unfair",
     };

@@ -651,6 +651,7 @@ impl Described for RawRwSem {
         // woken readers. Starvation is bounded by the handoff instead.
         fair: false,
         blocking: true,
+        numa_aware: false,
         source: "Linux kernel/locking/rwsem.c (handoff, writer lock stealing, optimistic spinning); Bueso, ACM Queue 2014 (seed 001); Drepper, Futexes Are Tricky, 2011",
         summary: "reader count + flags in one word; readers fetch_add, writers CAS; writers steal and spin, then sleep on futex sequence words; a waiter blocked > 1 ms claims a handoff",
     };

@@ -50,6 +50,7 @@ impl<R: Described, H, P: Policy> Described for Elided<R, H, P> {
         family: R::INFO.family,
         fair: false,
         blocking: R::INFO.blocking,
+        numa_aware: R::INFO.numa_aware,
         source: P::SOURCE,
         summary: P::SUMMARY,
     };

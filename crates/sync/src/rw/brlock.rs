@@ -338,6 +338,7 @@ impl<const SLOTS: usize> Described for RawBrLock<SLOTS> {
         // Writers are preferred, and a stream of writers can starve readers.
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "Linux 2.4 brlock (include/linux/brlock.h) and lglock (kernel/locking/lglock.c); Hsieh & Weihl, IPPS 1992; McKenney, Using RCU in the Linux 2.5 Kernel (seed 003); Peters et al. (seed 000)",
         summary: "a reader counts itself in its own padded slot, fences and checks the writer flag; a writer raises the flag and waits for every slot to drain",
     };

@@ -319,6 +319,7 @@ impl Described for RawRwFair {
         // while no writer waits at its head.
         fair: true,
         blocking: false,
+        numa_aware: false,
         source: "Linux kernel/locking/qrwlock.c (Waiman Long, 2014); Mellor-Crummey & Scott, PPoPP 1991 (fair reader-writer locks); Courtois, Heymans & Parnas, CACM 1971; Bueso (seed 001)",
         summary: "reader count + writer bits in one word, fast paths of one RMW; otherwise queue FIFO on a ticket lock, the head waits its turn, consecutive readers enter together",
     };

@@ -243,6 +243,7 @@ impl Described for RawRwReader {
         // Writers starve while readers overlap.
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "readers' priority: Courtois, Heymans & Parnas, CACM 14(10) 1971 (problem 1); Mellor-Crummey & Scott, PPoPP 1991 (simple reader-preference lock); Bueso (seed 001) on reader-writer fairness",
         summary: "reader count + writer bit in one word; a reader fetch_adds and waits (reading) only while a writer holds; a writer CASes from 0; writers can starve",
     };

@@ -405,6 +405,7 @@ impl<T> Described for SeqLock<T> {
         // while writers keep writing.
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "Lameter's seqlock, Linux include/linux/seqlock.h; Boehm, Can Seqlocks Get Along With Programming Language Memory Models?, MSPC 2012; Bueso (seed 001)",
         summary: "writers make a sequence count odd, write, make it even; readers copy the data by atomics and retry if the count was odd or changed",
     };

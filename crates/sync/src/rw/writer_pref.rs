@@ -287,6 +287,7 @@ impl Described for RawRwWriter {
         // Readers starve while writers keep coming.
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "writers' priority: Courtois, Heymans & Parnas, CACM 14(10) 1971 (problem 2); Mellor-Crummey & Scott, PPoPP 1991 (writer-preference variant); Bueso (seed 001) on reader-writer fairness",
         summary: "reader count + waiting-writer count + writer bit in one word; a waiting writer turns new readers away; readers can starve",
     };

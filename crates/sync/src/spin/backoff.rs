@@ -101,6 +101,7 @@ impl Described for RawBackoff {
         family: Family::Spin,
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "test-and-test-and-set with exponential backoff: Anderson, IEEE TPDS 1(1) 1990; Mellor-Crummey & Scott, ACM TOCS 9(1) 1991; Bueso (seed 001)",
         summary: "ttas that waits a random, doubling (capped) number of spins after each lost attempt",
     };

@@ -233,6 +233,7 @@ impl Described for RawClh {
         family: Family::Queue,
         fair: true,
         blocking: false,
+        numa_aware: false,
         source: "Craig, Building FIFO and priority-queuing spin locks from atomic swap, TR 93-02-02, 1993; Magnusson, Landin & Hagersten, Queue locks on cache coherent multiprocessors, IPPS 1994; seL4 big lock (seed 002)",
         summary: "swap a node into the tail, spin on the predecessor's node, release with one store",
     };

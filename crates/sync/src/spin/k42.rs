@@ -246,6 +246,7 @@ impl Described for RawK42 {
         family: Family::Queue,
         fair: true,
         blocking: false,
+        numa_aware: false,
         source: "K42 variant of MCS (Auslander et al., IBM K42), as presented in Scott, Shared-Memory Synchronization, 2013; MCS: Mellor-Crummey & Scott, ACM TOCS 9(1) 1991",
         summary: "MCS queue lock whose two-pointer lock word is the head node; waiters' nodes live on their stacks only while they wait",
     };

@@ -359,6 +359,7 @@ impl Described for RawMcs {
         family: Family::Queue,
         fair: true,
         blocking: false,
+        numa_aware: false,
         source: "Mellor-Crummey & Scott, Algorithms for Scalable Synchronization on Shared-Memory Multiprocessors, ACM TOCS 9(1), 1991; Bueso (seed 001)",
         summary: "FIFO queue of nodes; each waiter spins on its own node until its predecessor hands over",
     };

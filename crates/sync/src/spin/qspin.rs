@@ -376,6 +376,7 @@ impl Described for RawQspin {
         family: Family::Queue,
         fair: true,
         blocking: false,
+        numa_aware: false,
         source: "Linux kernel/locking/qspinlock.c (Long, Zijlstra); Zijlstra & Long, locking: qspinlock, LWN 590189, 2014; Bueso (seed 001)",
         summary: "one 32-bit word: locked byte, pending bit for the first waiter, MCS tail for the rest",
     };

@@ -71,6 +71,7 @@ impl Described for RawTas {
         family: Family::Spin,
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "test-and-set; Bueso, Scalability Techniques for Practical Synchronization Primitives (seed 001)",
         summary: "atomic swap on one flag until it was free",
     };

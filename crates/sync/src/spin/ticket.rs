@@ -161,6 +161,7 @@ impl Described for RawTicket {
         family: Family::Ticket,
         fair: true,
         blocking: false,
+        numa_aware: false,
         source: "ticket lock: Reed & Kanodia, CACM 1979; Mellor-Crummey & Scott, ACM TOCS 9(1) 1991; Linux ticket spinlocks; Bueso (seed 001)",
         summary: "fetch-and-add a ticket, spin until the owner counter shows it; FIFO",
     };

@@ -117,6 +117,7 @@ impl Described for RawTicketBackoff {
         family: Family::Ticket,
         fair: true,
         blocking: false,
+        numa_aware: false,
         source: "ticket lock with proportional backoff: Mellor-Crummey & Scott, ACM TOCS 9(1) 1991; Bueso (seed 001)",
         summary: "ticket lock whose waiters pause in proportion to their distance from the head",
     };

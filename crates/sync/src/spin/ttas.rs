@@ -96,6 +96,7 @@ impl Described for RawTtas {
         family: Family::Spin,
         fair: false,
         blocking: false,
+        numa_aware: false,
         source: "test-and-test-and-set (CCAS): Rudolph & Segall, ISCA 1984; Bueso, Scalability Techniques for Practical Synchronization Primitives (seed 001)",
         summary: "spin reading the flag until it looks free, then one compare-and-swap",
     };
