@@ -43,6 +43,7 @@ pub fn command(ctx: &Ctx) -> Result<Outcome> {
             pin: false,
             stall_every: 0,
             stall_ns: 0,
+            topology: crate::studies::shared::contention::runner::topology_param(),
         },
     };
     let lhp = SpinPlan {
@@ -59,6 +60,7 @@ pub fn command(ctx: &Ctx) -> Result<Outcome> {
             pin: false,
             stall_every: 0,
             stall_ns: 0,
+            topology: crate::studies::shared::contention::runner::topology_param(),
         },
     };
     let hash = HashPlan {

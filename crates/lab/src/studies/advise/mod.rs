@@ -184,6 +184,7 @@ pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
             pin: false,
             stall_every: 0,
             stall_ns: 0,
+            topology: crate::studies::shared::contention::runner::topology_param(),
         },
     };
     // A read fraction: the read-mostly mechanisms over one table at the

@@ -121,6 +121,9 @@ fn stall(every: u64, ns: Option<u64>) -> Result<(u64, u64)> {
 /// distribution without a delay to draw is refused rather than ignored.
 pub fn spin_cfg(w: &Workload, delay_ns: u64, secs: f64) -> Result<SpinConfig> {
     let (stall_every, stall_ns) = stall(w.stall_every, w.stall_ns)?;
+    // A virtual topology the library would ignore is refused here, in one
+    // line, rather than measured as the machine's.
+    locklab::topology::Topology::from_env().map_err(LabError::input)?;
     if let (0, Some(d)) = (delay_ns, w.delay_dist) {
         return Err(LabError::input(format!(
             "--delay-dist {}: there is no delay to draw at --delay-ns 0; give --delay-ns N (more than 0) \
@@ -137,5 +140,6 @@ pub fn spin_cfg(w: &Workload, delay_ns: u64, secs: f64) -> Result<SpinConfig> {
         pin: w.pin,
         stall_every,
         stall_ns,
+        topology: runner::topology_param(),
     })
 }

@@ -2,6 +2,7 @@
 //! before its sensitivity): throughput, fairness, acquire latency and CPU
 //! time per acquisition, one row per lock and one column per thread count.
 
+use super::runner::Handovers;
 use crate::core::report::{
     cpu_ns_per_op, distinct, fmt_ns, grid, lock_width, params_line, rep_counts, sig,
     throughput_unit, top_throughput, WIDE_SPREAD,
@@ -118,6 +119,33 @@ fn other_tables(out: &mut String, group: &[&Point]) {
             "–".to_string()
         })
     });
+
+    // Only runs on a topology of several nodes counted hand-overs.
+    if group
+        .iter()
+        .any(|p| p.reps.iter().any(|r| r.metrics_of::<Handovers>().is_some()))
+    {
+        let _ = writeln!(
+            out,
+            "\n  hand-overs within a NUMA node, % of hand-overs to another thread, medians \
+             (the topology: in the parameters above)"
+        );
+        grid(out, lw, 10, 0, &locks, &threads, |lock, t| {
+            let p = find(lock, t)?;
+            let shares: Vec<f64> = p
+                .reps
+                .iter()
+                .filter_map(|r| r.metrics_of::<Handovers>()?.same_share())
+                .collect();
+            if shares.is_empty() {
+                return (!p.reps.is_empty()).then(|| "–".to_string());
+            }
+            Some(format!(
+                "{:.0}%",
+                crate::core::results::median(&shares) * 100.0
+            ))
+        });
+    }
 }
 
 /// A point's fairness: the median Jain index, and in the repetition with

@@ -3,16 +3,53 @@
 //! a million times in a tight loop). N threads take one lock in a loop;
 //! inside, busy work that writes shared cache lines; outside, a constant or
 //! exponential delay. Per repetition: throughput, per-thread acquisitions
-//! and Jain's index, the acquire-latency distribution and CPU time.
+//! and Jain's index, the acquire-latency distribution and CPU time; and
+//! where the topology has more than one NUMA node (the machine's, or a
+//! virtual one from `LOCKLAB_TOPOLOGY`), how many hand-overs stayed within
+//! a node ([`Handovers`]).
 
 use super::workload::{DelayDist, SharedLines, Work};
 use crate::core::clock::ticks;
 use crate::core::lablock::LabLock;
 use crate::core::measure::{settle_for, Hooks, Measured, Phase, Window};
-use crate::core::results::Rep;
+use crate::core::results::{Rep, StudyMetrics};
 use crossbeam_utils::CachePadded;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// Hand-overs in the window by where they went, on a topology of more than
+/// one node: an acquisition whose previous holder was another thread is a
+/// hand-over, within the node if that thread ran on the acquirer's node
+/// (each as `locklab::topology::current_node` said just before its
+/// acquisition). A thread that takes the lock again after itself hands
+/// nothing over and counts in neither. The NUMA-aware locks exist to raise
+/// `same_node`'s share; any other lock shows what chance gives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handovers {
+    /// From a holder on the acquirer's node.
+    pub same_node: u64,
+    /// From a holder on another node.
+    pub cross_node: u64,
+}
+
+impl StudyMetrics for Handovers {
+    const KEY: &'static str = "handovers";
+}
+
+impl Handovers {
+    /// The share of hand-overs within a node; `None` without any.
+    pub fn same_share(&self) -> Option<f64> {
+        let all = self.same_node + self.cross_node;
+        (all > 0).then(|| self.same_node as f64 / all as f64)
+    }
+}
+
+/// The holder record of the hand-over count: `thread + 1` in the high
+/// bits, the node in the low 16 (0 before the first acquisition).
+fn holder(thread: usize, node: usize) -> u64 {
+    ((thread as u64 + 1) << 16) | (node as u64 & 0xffff)
+}
 
 /// Parameters of one contention point (all but the thread count).
 #[derive(Debug, Clone, Serialize)]
@@ -38,6 +75,19 @@ pub struct SpinConfig {
     /// How long a stalled holder blocks, ns (0 unless `stall_every` is set).
     #[serde(skip_serializing_if = "is_zero")]
     pub stall_ns: u64,
+    /// The NUMA topology the locks see, where it has more than one node
+    /// ([`topology_param`]); left out on one node, so such runs compare
+    /// with older runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
+}
+
+/// The topology as a run's parameter: `Some` (its one-line description,
+/// `2 nodes (virtual): 0 | 1`) where the locks see more than one node, and
+/// the hand-overs are counted by node.
+pub fn topology_param() -> Option<String> {
+    (locklab::topology::node_count() > 1)
+        .then(|| locklab::topology::Topology::current().to_string())
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -57,10 +107,14 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
     let lines = SharedLines::new(cfg.cs_lines);
     let window = Window::new(n);
     let ncpu = crate::core::machine::cpus();
+    // Written only under the lock (the previous holder), so plain loads and
+    // stores; on its own line, as the lines the work touches.
+    let last = CachePadded::new(AtomicU64::new(0));
+    let numa = locklab::topology::node_count() > 1;
     let (span, measured) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
-                let (lock, lines, window) = (&lock, &lines, &window);
+                let (lock, lines, window, last) = (&lock, &lines, &window, &last);
                 std::thread::Builder::new()
                     .name(format!("spin-{i}"))
                     .spawn_scoped(s, move || {
@@ -76,8 +130,17 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
                         );
                         let stall = Duration::from_nanos(cfg.stall_ns);
                         let mut until_stall = cfg.stall_every;
+                        let mut handovers = Handovers::default();
                         let mut rec = window.enter(i);
                         loop {
+                            // Where this thread runs, asked before its wait
+                            // starts (not timed), and only on a topology
+                            // with nodes to tell apart.
+                            let me = if numa {
+                                holder(i, locklab::topology::current_node())
+                            } else {
+                                0
+                            };
                             let t0 = ticks();
                             if rec.phase(t0) == Phase::Closed {
                                 break;
@@ -88,33 +151,62 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
                             } else {
                                 until_stall.saturating_sub(1)
                             };
-                            let t1 = lock.with(|| {
+                            let (t1, prev) = lock.with(|| {
                                 let t1 = ticks();
+                                let prev = if numa {
+                                    let prev = last.load(Ordering::Relaxed);
+                                    last.store(me, Ordering::Relaxed);
+                                    prev
+                                } else {
+                                    0
+                                };
                                 lines.touch();
                                 work.inside();
                                 if stall_now {
                                     std::thread::sleep(stall);
                                 }
-                                t1
+                                (t1, prev)
                             });
+                            if numa
+                                && prev >> 16 != 0
+                                && prev >> 16 != me >> 16
+                                && rec.phase(t1) == Phase::Open
+                            {
+                                if prev & 0xffff == me & 0xffff {
+                                    handovers.same_node += 1;
+                                } else {
+                                    handovers.cross_node += 1;
+                                }
+                            }
                             if !rec.op(t0, t1) {
                                 break;
                             }
                             work.outside();
                         }
-                        rec.finish()
+                        (rec.finish(), handovers)
                     })
                     .expect("spawning a benchmark thread")
             })
             .collect();
         let span = window.measure(settle_for(cfg.secs), cfg.secs, Hooks::default());
-        let measured: Vec<Measured> = handles
+        let measured: Vec<(Measured, Handovers)> = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect();
         (span, measured)
     });
-    crate::core::sweep::rep_of(&span, &measured)
+    let (measured, handovers): (Vec<Measured>, Vec<Handovers>) = measured.into_iter().unzip();
+    let mut rep = crate::core::sweep::rep_of(&span, &measured)?;
+    if numa {
+        let sum = handovers
+            .iter()
+            .fold(Handovers::default(), |a, h| Handovers {
+                same_node: a.same_node + h.same_node,
+                cross_node: a.cross_node + h.cross_node,
+            });
+        rep.set_metrics(&sum);
+    }
+    Ok(rep)
 }
 
 #[cfg(test)]
@@ -133,6 +225,7 @@ mod tests {
             pin: false,
             stall_every: 0,
             stall_ns: 0,
+            topology: None,
         };
         let r = run_rep::<Raw<parking_lot::RawMutex>>(&cfg, 3).unwrap();
         assert_eq!(r.thread_ops.len(), 3);
