@@ -33,6 +33,7 @@ fn cfg(cs_ns: u64, secs: f64) -> SpinConfig {
         pin: false,
         stall_every: 0,
         stall_ns: 0,
+        topology: None,
     }
 }
 
