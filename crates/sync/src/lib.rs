@@ -92,6 +92,7 @@
 pub mod block;
 #[cfg(not(loom))]
 mod defaults;
+pub mod delegate;
 pub mod elide;
 pub mod info;
 pub mod rcu;
@@ -126,6 +127,9 @@ pub use block::park::{SpinParkMutex, SpinYieldMutex};
 pub use block::rwsem::RawRwSem;
 #[cfg(not(loom))]
 pub use block::rwsem::RwSem;
+
+pub use delegate::CombiningMutex;
+
 pub use elide::{rtm_available, rtm_setting, AdaptiveElided, Elided, Rtm, RTM_VAR};
 #[cfg(not(loom))]
 pub use elide::{AdaptiveElidedMutex, ElidedMutex};

@@ -11,6 +11,7 @@ mod harness;
 mod backoff;
 mod brlock;
 mod clh;
+mod combining;
 mod condvar;
 mod elide;
 mod futex3;
