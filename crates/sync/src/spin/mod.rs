@@ -6,6 +6,7 @@
 
 pub mod backoff;
 pub mod clh;
+pub mod hemlock;
 pub mod k42;
 pub mod mcs;
 pub mod qspin;
@@ -16,6 +17,7 @@ pub mod ttas;
 
 pub use backoff::RawBackoff;
 pub use clh::{ClhToken, RawClh};
+pub use hemlock::{HemlockToken, RawHemlock};
 pub use k42::RawK42;
 pub use mcs::{McsToken, RawMcs};
 pub use qspin::RawQspin;
@@ -28,6 +30,8 @@ pub use ttas::RawTtas;
 pub use backoff::BackoffMutex;
 #[cfg(not(loom))]
 pub use clh::ClhMutex;
+#[cfg(not(loom))]
+pub use hemlock::HemlockMutex;
 #[cfg(not(loom))]
 pub use k42::K42Mutex;
 #[cfg(not(loom))]

@@ -14,6 +14,7 @@ mod clh;
 mod condvar;
 mod elide;
 mod futex3;
+mod hemlock;
 mod k42;
 mod mcs;
 mod mutex;
