@@ -14,6 +14,7 @@ pub mod tas;
 pub mod ticket;
 pub mod ticket_backoff;
 pub mod ttas;
+pub mod twa;
 
 pub use backoff::RawBackoff;
 pub use clh::{ClhToken, RawClh};
@@ -25,6 +26,7 @@ pub use tas::RawTas;
 pub use ticket::{RawTicket, Ticket};
 pub use ticket_backoff::RawTicketBackoff;
 pub use ttas::RawTtas;
+pub use twa::RawTwa;
 
 #[cfg(not(loom))]
 pub use backoff::BackoffMutex;
@@ -46,3 +48,5 @@ pub use ticket::TicketMutex;
 pub use ticket_backoff::TicketBackoffMutex;
 #[cfg(not(loom))]
 pub use ttas::TtasMutex;
+#[cfg(not(loom))]
+pub use twa::TwaMutex;

@@ -28,3 +28,4 @@ mod tas;
 mod ticket;
 mod ticket_backoff;
 mod ttas;
+mod twa;
