@@ -137,14 +137,14 @@ pub use rw::{RawRwFair, RawRwReader, RawRwWriter};
 #[cfg(not(loom))]
 pub use rw::{RwFairLock, RwReaderLock, RwWriterLock};
 #[cfg(not(loom))]
+pub use spin::{AndersonMutex, HemlockMutex, TwaMutex};
+#[cfg(not(loom))]
 pub use spin::{
     BackoffMutex, ClhMutex, K42Mutex, McsMutex, QspinMutex, TasMutex, TicketBackoffMutex,
     TicketMutex, TtasMutex,
 };
 pub use spin::{ClhToken, McsToken, Ticket};
-#[cfg(not(loom))]
-pub use spin::{HemlockMutex, TwaMutex};
-pub use spin::{HemlockToken, RawHemlock, RawTwa};
+pub use spin::{HemlockToken, RawAnderson, RawHemlock, RawTwa};
 pub use spin::{
     RawBackoff, RawClh, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas,
 };

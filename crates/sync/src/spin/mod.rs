@@ -4,6 +4,7 @@
 //! algorithm, model-checked under loom) and, outside loom, a thin
 //! `lock_api::RawMutex` layer with a ready `…Mutex<T>` alias.
 
+pub mod anderson;
 pub mod backoff;
 pub mod clh;
 pub mod hemlock;
@@ -16,6 +17,7 @@ pub mod ticket_backoff;
 pub mod ttas;
 pub mod twa;
 
+pub use anderson::RawAnderson;
 pub use backoff::RawBackoff;
 pub use clh::{ClhToken, RawClh};
 pub use hemlock::{HemlockToken, RawHemlock};
@@ -28,6 +30,8 @@ pub use ticket_backoff::RawTicketBackoff;
 pub use ttas::RawTtas;
 pub use twa::RawTwa;
 
+#[cfg(not(loom))]
+pub use anderson::AndersonMutex;
 #[cfg(not(loom))]
 pub use backoff::BackoffMutex;
 #[cfg(not(loom))]

@@ -8,6 +8,7 @@
 mod extra;
 mod harness;
 
+mod anderson;
 mod backoff;
 mod brlock;
 mod clh;
