@@ -141,11 +141,14 @@ pub use rw::{RawRwFair, RawRwReader, RawRwWriter};
 #[cfg(not(loom))]
 pub use rw::{RwFairLock, RwReaderLock, RwWriterLock};
 #[cfg(not(loom))]
+pub use spin::{AndersonMutex, HemlockMutex, TwaMutex};
+#[cfg(not(loom))]
 pub use spin::{
     BackoffMutex, ClhMutex, K42Mutex, McsMutex, QspinMutex, TasMutex, TicketBackoffMutex,
     TicketMutex, TtasMutex,
 };
 pub use spin::{ClhToken, McsToken, Ticket};
+pub use spin::{HemlockToken, RawAnderson, RawHemlock, RawTwa};
 pub use spin::{
     RawBackoff, RawClh, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas,
 };

@@ -4,8 +4,10 @@
 //! algorithm, model-checked under loom) and, outside loom, a thin
 //! `lock_api::RawMutex` layer with a ready `…Mutex<T>` alias.
 
+pub mod anderson;
 pub mod backoff;
 pub mod clh;
+pub mod hemlock;
 pub mod k42;
 pub mod mcs;
 pub mod qspin;
@@ -13,9 +15,12 @@ pub mod tas;
 pub mod ticket;
 pub mod ticket_backoff;
 pub mod ttas;
+pub mod twa;
 
+pub use anderson::RawAnderson;
 pub use backoff::RawBackoff;
 pub use clh::{ClhToken, RawClh};
+pub use hemlock::{HemlockToken, RawHemlock};
 pub use k42::RawK42;
 pub use mcs::{McsToken, RawMcs};
 pub use qspin::RawQspin;
@@ -23,11 +28,16 @@ pub use tas::RawTas;
 pub use ticket::{RawTicket, Ticket};
 pub use ticket_backoff::RawTicketBackoff;
 pub use ttas::RawTtas;
+pub use twa::RawTwa;
 
+#[cfg(not(loom))]
+pub use anderson::AndersonMutex;
 #[cfg(not(loom))]
 pub use backoff::BackoffMutex;
 #[cfg(not(loom))]
 pub use clh::ClhMutex;
+#[cfg(not(loom))]
+pub use hemlock::HemlockMutex;
 #[cfg(not(loom))]
 pub use k42::K42Mutex;
 #[cfg(not(loom))]
@@ -42,3 +52,5 @@ pub use ticket::TicketMutex;
 pub use ticket_backoff::TicketBackoffMutex;
 #[cfg(not(loom))]
 pub use ttas::TtasMutex;
+#[cfg(not(loom))]
+pub use twa::TwaMutex;

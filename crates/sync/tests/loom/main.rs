@@ -8,6 +8,7 @@
 mod extra;
 mod harness;
 
+mod anderson;
 mod backoff;
 mod brlock;
 mod clh;
@@ -15,6 +16,7 @@ mod combining;
 mod condvar;
 mod elide;
 mod futex3;
+mod hemlock;
 mod k42;
 mod mcs;
 mod mutex;
@@ -28,3 +30,4 @@ mod tas;
 mod ticket;
 mod ticket_backoff;
 mod ttas;
+mod twa;
