@@ -22,9 +22,9 @@
 use lock_api::{Mutex, RawMutex};
 use locklab::elide::{lock_mutex_with_outcome, Adaptive, Elided, Fixed, Path, Policy};
 use locklab::{
-    rtm_available, AdaptiveSpin, Described, FixedSpin, RawBackoff, RawClh, RawFutex3,
-    RawHybridMutex, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas, Rtm,
-    SpinPark, SpinYield,
+    rtm_available, AdaptiveSpin, Described, FixedSpin, RawAnderson, RawBackoff, RawClh, RawFutex3,
+    RawHemlock, RawHybridMutex, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff,
+    RawTtas, RawTwa, Rtm, SpinPark, SpinYield,
 };
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Barrier};
@@ -46,6 +46,9 @@ macro_rules! for_each_raw_mutex {
         $check!(RawHybridMutex<AdaptiveSpin>);
         $check!(RawHybridMutex<FixedSpin>);
         $check!(RawFutex3);
+        $check!(RawHemlock);
+        $check!(RawTwa);
+        $check!(RawAnderson);
         $check!(SpinYield<RawTas>);
         $check!(SpinPark<RawTas>);
         $check!(SpinYield<RawTtas>);

@@ -116,6 +116,9 @@ pub fn visit_mutexes<V: MutexVisitor>(v: &mut V) {
     own::<locklab::RawHybridMutex<locklab::AdaptiveSpin>, V>(v);
     own::<locklab::RawHybridMutex<locklab::FixedSpin>, V>(v);
     own::<locklab::RawFutex3, V>(v);
+    own::<locklab::RawHemlock, V>(v);
+    own::<locklab::RawTwa, V>(v);
+    own::<locklab::RawAnderson, V>(v);
     adapters::<locklab::RawTas, V>(v);
     adapters::<locklab::RawTtas, V>(v);
     adapters::<locklab::RawBackoff, V>(v);

@@ -144,7 +144,7 @@ fn locks(format: Format) -> Result<()> {
         let row = |kind: &str, (i, peer): &(locklab::LockInfo, bool)| {
             json!({
                 "name": i.name, "kind": kind, "family": i.family.as_str(), "fair": i.fair,
-                "blocking": i.blocking, "peer": peer, "source": i.source,
+                "blocking": i.blocking, "numa_aware": i.numa_aware, "peer": peer, "source": i.source,
                 "summary": i.summary,
             })
         };
@@ -169,20 +169,22 @@ fn locks(format: Format) -> Result<()> {
             outln!()?;
         }
         outln!(
-            "{:<w$} {:<9} {:<5} {:<9} WHAT",
+            "{:<w$} {:<10} {:<5} {:<9} {:<5} WHAT",
             title,
             "FAMILY",
             "FAIR",
-            "BLOCKING"
+            "BLOCKING",
+            "NUMA"
         )?;
         for (i, peer) in list.iter() {
             let kind = if *peer { " (peer)" } else { "" };
             outln!(
-                "{:<w$} {:<9} {:<5} {:<9} {}{kind}",
+                "{:<w$} {:<10} {:<5} {:<9} {:<5} {}{kind}",
                 i.name,
                 i.family.as_str(),
                 if i.fair { "yes" } else { "no" },
                 if i.blocking { "yes" } else { "no" },
+                if i.numa_aware { "yes" } else { "no" },
                 i.summary,
             )?;
         }
