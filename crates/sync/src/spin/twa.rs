@@ -57,10 +57,12 @@
 //! more than a 128-byte pair of cache lines, so neighbouring long-term
 //! waiters of one lock spin on different lines. The array is 32 KiB,
 //! unpadded: adjacent slots share a line, which only costs unrelated locks
-//! an occasional extra miss. Under loom the array has 2 slots and the hash
+//! an occasional extra miss. Under loom the array has 4 slots and the hash
 //! ignores the address (heap addresses are not deterministic across loom's
-//! executions): every lock collides with every other and a lock's ticket
-//! `t` with its `t + 2`.
+//! executions): every lock's ticket `t` collides with every other lock's
+//! `t` and with its own `t + 4`. Not 2: then the slot of `t + 2` would also
+//! be that of `t + 4`, and a release that bumped the wrong one of the two
+//! would still wake the waiter one release late, hiding the mistake.
 //!
 //! Orderings:
 //! - drawing (`ticket.fetch_add`) is `Relaxed`, as in `ticket`.
@@ -83,9 +85,10 @@ use crate::util::sync::{spin_loop, AtomicU32, AtomicU64, Ordering};
 /// Slots in the waiting array (a power of two): 4096, as in the paper.
 #[cfg(not(loom))]
 const WAIT_SLOTS: usize = 4096;
-/// Under loom: two, so that tickets and locks collide.
+/// Under loom: four, so that tickets and locks collide (see the module
+/// documentation).
 #[cfg(loom)]
-const WAIT_SLOTS: usize = 2;
+const WAIT_SLOTS: usize = 4;
 const _: () = assert!(WAIT_SLOTS.is_power_of_two());
 
 /// Distance in slots between consecutive tickets of one lock (see the

@@ -2,9 +2,9 @@ use crate::extra;
 use crate::harness::{self, ModelLock};
 use locklab::{RawTwa, Ticket};
 
-// Under loom the waiting array has two slots and ignores the lock's
-// address: every lock's ticket `t` shares a slot with its `t + 2` and with
-// every other lock's `t`, so the models see collisions throughout.
+// Under loom the waiting array has four slots and ignores the lock's
+// address: every lock's ticket `t` shares a slot with every other lock's
+// `t` and with its own `t + 4`, so the models see collisions.
 impl ModelLock for RawTwa {
     type Token = Ticket;
     fn new() -> Self {
