@@ -418,11 +418,11 @@ fn locks_prints_csv_and_markdown_and_refuses_a_bad_format() {
     let n = locklab_lab::core::registry::all().len() + locklab_lab::core::registry::rw_all().len();
     let csv = stdout(&locklab(&db, &["locks", "--format", "csv"]));
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "lock,kind,family,fair,blocking,peer,what,source");
+    assert_eq!(lines[0], "lock,kind,family,fair,blocking,numa,peer,what,source");
     assert_eq!(lines.len(), n + 1, "{csv}");
     assert!(
         lines.contains(
-            &"std,mutex,peer,no,yes,yes,\
+            &"std,mutex,peer,no,yes,no,yes,\
         \"spins briefly, then sleeps on a futex\",\
         Rust standard library std::sync::Mutex (futex-based on Linux)"
         ),
@@ -431,7 +431,7 @@ fn locks_prints_csv_and_markdown_and_refuses_a_bad_format() {
     let md = stdout(&locklab(&db, &["locks", "--format", "markdown"]));
     assert_eq!(md.lines().count(), n + 2, "{md}");
     assert!(
-        md.contains("| `pthread-rw` | rwlock | peer | no | yes | yes |"),
+        md.contains("| `pthread-rw` | rwlock | peer | no | yes | no | yes |"),
         "{md}"
     );
     assert_rejected(&db, &["locks", "--format", "yaml"], "'yaml'");

@@ -316,6 +316,6 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), n);
-        assert_eq!(MUTEXES.len(), 30);
+        assert_eq!(MUTEXES.len(), 33);
     }
 }
