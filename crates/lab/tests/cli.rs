@@ -418,7 +418,10 @@ fn locks_prints_csv_and_markdown_and_refuses_a_bad_format() {
     let n = locklab_lab::core::registry::all().len() + locklab_lab::core::registry::rw_all().len();
     let csv = stdout(&locklab(&db, &["locks", "--format", "csv"]));
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "lock,kind,family,fair,blocking,numa,peer,what,source");
+    assert_eq!(
+        lines[0],
+        "lock,kind,family,fair,blocking,numa,peer,what,source"
+    );
     assert_eq!(lines.len(), n + 1, "{csv}");
     assert!(
         lines.contains(
