@@ -397,7 +397,7 @@ mod tests {
         assert!(probe::SLEEPS.load(SeqCst) >= before + 2);
     }
 
-    /// A lock, the counter it protects, and its place in the array.
+    /// A lock and the counter it protects.
     struct Counted {
         lock: RawTwa,
         count: UnsafeCell<u64>,
