@@ -9,8 +9,8 @@
 //! the releaser writes the next ticket's slot. Each hand-over therefore
 //! invalidates the line of the one waiter it admits, not (as in a ticket
 //! lock) the lines of all of them, and no waiter ever writes while it waits.
-//! It is the first of the queue locks (before MCS and CLH) and needs no
-//! per-thread state at all: its price is the array, in every lock.
+//! Unlike MCS and CLH it needs no queue nodes or per-thread state at all:
+//! its price is the array, in every lock.
 //!
 //! ```text
 //!   next:   [ticket to draw ]                   its own 128-byte line
@@ -50,7 +50,12 @@
 //! above. `RawAnderson<SLOTS>` chooses another power of two.
 //!
 //! Orderings (as in `ticket`):
-//! - drawing (`next.fetch_add`) is `Relaxed`: the number publishes nothing.
+//! - drawing (`next.fetch_add`) is `Relaxed`: the number publishes nothing,
+//!   and a newcomer that reads its slot stale sees an older ticket number,
+//!   never its own. (With Anderson's reset flags it would matter: a
+//!   newcomer that has not synchronised with the slot's last user can read
+//!   the flag from before that user's reset; loom finds this with two
+//!   threads on two slots.)
 //! - the waiter's spin reads its slot with `Acquire`; the release stores the
 //!   next ticket's slot with `Release`: the pair carries the critical
 //!   section to the next holder.

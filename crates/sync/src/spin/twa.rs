@@ -397,7 +397,7 @@ mod tests {
         assert!(probe::SLEEPS.load(SeqCst) >= before + 2);
     }
 
-    /// A lock, the counter it protects, and its place in the array.
+    /// A lock and the counter it protects.
     struct Counted {
         lock: RawTwa,
         count: UnsafeCell<u64>,
@@ -406,33 +406,32 @@ mod tests {
     // SAFETY: `count` is only touched with `lock` held.
     unsafe impl Sync for Counted {}
 
-    /// Two locks whose tickets share slots: same `slot_index` for every
-    /// ticket. Among `WAIT_SLOTS + 1` locks two have the same base
-    /// (pigeonhole).
-    fn colliding(locks: &[Counted]) -> (&Counted, &Counted) {
-        assert!(locks.len() > WAIT_SLOTS);
-        let mut by_base = vec![None; WAIT_SLOTS];
-        for (i, c) in locks.iter().enumerate() {
-            let base = slot_index(core::ptr::from_ref(&c.lock).addr(), 0);
-            if let Some(j) = by_base[base] {
-                let (a, b): (&Counted, &Counted) = (&locks[j], c);
-                for t in [0, 1, 2, 1000, u32::MAX] {
-                    assert!(core::ptr::eq(a.lock.slot_of(t), b.lock.slot_of(t)));
-                }
-                return (a, b);
-            }
-            by_base[base] = Some(i);
-        }
-        unreachable!("pigeonhole")
-    }
-
-    fn counted_locks() -> Vec<Counted> {
-        (0..=WAIT_SLOTS)
-            .map(|_| Counted {
+    /// Two fresh locks whose tickets collide in the array: B's counters are
+    /// moved on by the `k` that puts B's ticket `t + k` on A's ticket `t`'s
+    /// slot, for every `t` (17 is invertible mod the array size, so some
+    /// `k` does this for any two addresses).
+    fn colliding() -> (Box<Counted>, Box<Counted>, u32) {
+        let counted = || {
+            Box::new(Counted {
                 lock: RawTwa::new(),
                 count: UnsafeCell::new(0),
             })
-            .collect()
+        };
+        let (a, b) = (counted(), counted());
+        let base = |c: &Counted| slot_index(core::ptr::from_ref(&c.lock).addr(), 0);
+        // 17 × 241 = 4097 ≡ 1 (mod 4096).
+        const INVERSE: usize = 241;
+        const { assert!(STRIDE * INVERSE % WAIT_SLOTS == 1) };
+        let k = ((base(&a) + WAIT_SLOTS - base(&b)) * INVERSE % WAIT_SLOTS) as u32;
+        b.lock.ticket.store(k, Ordering::Relaxed);
+        b.lock.grant.store(k, Ordering::Relaxed);
+        for t in [0, 1, 2, 1000, u32::MAX - k] {
+            assert!(core::ptr::eq(
+                a.lock.slot_of(t),
+                b.lock.slot_of(t.wrapping_add(k))
+            ));
+        }
+        (a, b, k)
     }
 
     /// A long-term waiter on lock A is woken by a release of lock B whose
@@ -442,8 +441,8 @@ mod tests {
     fn a_colliding_release_wakes_a_waiter_spuriously_and_it_waits_again() {
         let _s = serial();
         let _w = Watchdog::new("twa spurious wake-up", HANG);
-        let locks = counted_locks();
-        let (a, b) = colliding(&locks);
+        let (a, b, k) = colliding();
+        let (a, b) = (&*a, &*b);
         let sleeps = || probe::SLEEPS.load(SeqCst);
         let held = a.lock.acquire(); // ticket 0 of A
         std::thread::scope(|s| {
@@ -457,7 +456,7 @@ mod tests {
             });
             until(|| a.lock.drawn() == 2);
             let start = sleeps();
-            // Ticket 2: long-term, on the slot of (A, 2) = the slot of (B, 2).
+            // Ticket 2: long-term, on the slot of (A, 2) = the slot of (B, k + 2).
             s.spawn(|| {
                 let t = a.lock.acquire();
                 // SAFETY: A is held.
@@ -466,8 +465,9 @@ mod tests {
                 unsafe { a.lock.release(t) };
             });
             until(|| sleeps() == start + 1);
-            // B's ticket 0 released: bumps the slot of (B, 2), the same.
+            // B's ticket k released: bumps the slot of (B, k + 2), the same.
             let tb = b.lock.acquire();
+            assert_eq!(tb.number(), k);
             // SAFETY: held with `tb`.
             unsafe { b.lock.release(tb) };
             // The waiter woke, found itself still two from A's head, and
@@ -483,14 +483,16 @@ mod tests {
         assert!(!a.lock.is_held() && !b.lock.is_held());
     }
 
-    /// Threads on two locks whose tickets collide in the array: exact
-    /// counts on both, and every thread finishes.
+    /// Threads on two locks whose tickets collide in the array (and, both
+    /// starting together, move on at about the same pace, so that waiters of
+    /// both spin on the same slots): exact counts on both, and every thread
+    /// finishes.
     #[test]
     fn two_colliding_locks_count_exactly() {
         let _s = serial();
         let _w = Watchdog::new("twa colliding locks", HANG);
-        let locks = counted_locks();
-        let (a, b) = colliding(&locks);
+        let (a, b, _) = colliding();
+        let (a, b) = (&*a, &*b);
         let per_lock = threads(3);
         let iters = iters(5_000);
         std::thread::scope(|s| {
