@@ -258,6 +258,7 @@ mod tests {
     use super::*;
     use crate::util::testing::{
         churn_threads, fifo_order, hammer, hammer_yielding, iters, nested_non_lifo,
+        try_lock_while_held,
     };
 
     #[test]
@@ -346,15 +347,7 @@ mod tests {
 
     #[test]
     fn try_lock_fails_while_held_and_succeeds_after() {
-        let m = AndersonMutex::new(());
-        let g = m.lock();
-        assert!(m.is_locked());
-        std::thread::scope(|s| {
-            s.spawn(|| assert!(m.try_lock().is_none()));
-        });
-        drop(g);
-        assert!(m.try_lock().is_some());
-        assert!(!m.is_locked());
+        try_lock_while_held::<RawAnderson>();
     }
 
     #[test]

@@ -420,7 +420,7 @@ pub use raw::McsMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer, nested_non_lifo};
+    use crate::util::testing::{churn_threads, hammer, nested_non_lifo, try_lock_while_held};
 
     #[test]
     fn six_threads_count_exactly() {
@@ -490,15 +490,7 @@ mod tests {
 
     #[test]
     fn try_lock_fails_while_held_and_succeeds_after() {
-        let m = McsMutex::new(());
-        let g = m.lock();
-        assert!(m.is_locked());
-        std::thread::scope(|s| {
-            s.spawn(|| assert!(m.try_lock().is_none()));
-        });
-        drop(g);
-        assert!(m.try_lock().is_some());
-        assert!(!m.is_locked());
+        try_lock_while_held::<RawMcs>();
     }
 
     #[test]

@@ -304,8 +304,8 @@ pub use raw::TwaMutex;
 mod tests {
     use super::*;
     use crate::util::testing::{
-        churn_threads, fifo_order, hammer, hammer_yielding, iters, nested_non_lifo, threads, until,
-        Watchdog, HANG,
+        churn_threads, fifo_order, hammer, hammer_yielding, iters, nested_non_lifo, threads,
+        try_lock_while_held, until, Watchdog, HANG,
     };
     use core::cell::UnsafeCell;
     use std::sync::atomic::Ordering::SeqCst;
@@ -541,15 +541,7 @@ mod tests {
     #[test]
     fn try_lock_fails_while_held_and_succeeds_after() {
         let _s = serial();
-        let m = TwaMutex::new(());
-        let g = m.lock();
-        assert!(m.is_locked());
-        std::thread::scope(|s| {
-            s.spawn(|| assert!(m.try_lock().is_none()));
-        });
-        drop(g);
-        assert!(m.try_lock().is_some());
-        assert!(!m.is_locked());
+        try_lock_while_held::<RawTwa>();
     }
 
     #[test]

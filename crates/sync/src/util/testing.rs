@@ -187,6 +187,20 @@ fn hammer_raw<R: RawMutex + Sync>(
     assert!(!m.is_locked(), "left locked");
 }
 
+/// `try_lock` fails while another thread holds the lock and succeeds once
+/// it is free again; the lock is free afterwards.
+pub fn try_lock_while_held<R: RawMutex + Sync>() {
+    let m: Mutex<R, ()> = Mutex::new(());
+    let g = m.lock();
+    assert!(m.is_locked());
+    std::thread::scope(|s| {
+        s.spawn(|| assert!(m.try_lock().is_none()));
+    });
+    drop(g);
+    assert!(m.try_lock().is_some());
+    assert!(!m.is_locked());
+}
+
 /// FIFO check for fair locks, without timing: while this thread holds
 /// the lock, three threads arrive one after another, each started only
 /// once `arrivals` (an observable that changes when a waiter has taken

@@ -32,14 +32,53 @@ struct Shared<L> {
 }
 
 fn critical<L: ModelLock>(s: &Shared<L>) {
+    critical_with(s, false)
+}
+
+/// [`critical`], yielding to the scheduler between the read and the write
+/// if `yield_inside` (a free switch point: see [`requeue_with_yields`]).
+fn critical_with<L: ModelLock>(s: &Shared<L>, yield_inside: bool) {
     let t = s.lock.acquire();
     // Read and write in separate accesses: a broken lock lets loom see the
     // other thread's unordered access between them.
     // SAFETY: loom checks this access; the lock under test is held, or the others joined.
     let v = s.data.with(|p| unsafe { *p });
+    if yield_inside {
+        loom::thread::yield_now();
+    }
     // SAFETY: loom checks this access; the lock under test is held, or the others joined.
     s.data.with_mut(|p| unsafe { *p = v + 1 });
     s.lock.release(t);
+}
+
+/// Three threads: this one takes the lock twice, two others once each,
+/// and every critical section yields to the scheduler in its middle. A
+/// yield is a free switch point, so queues form (a waiter behind the
+/// holder, a thread queueing again behind its own successor) with one
+/// preemption, where [`mutual_exclusion`] needs two and its three-thread
+/// models do not end (see `extra`).
+pub fn requeue_with_yields<L: ModelLock>() {
+    let mut b = builder();
+    b.preemption_bound = Some(1);
+    b.check(|| {
+        let s = Arc::new(Shared {
+            lock: L::new(),
+            data: UnsafeCell::new(0),
+        });
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let s = s.clone();
+                loom::thread::spawn(move || critical_with(&s, true))
+            })
+            .collect();
+        critical_with(&s, true);
+        critical_with(&s, true);
+        for h in hs {
+            h.join().unwrap();
+        }
+        // SAFETY: loom checks this access; the others are joined.
+        assert_eq!(s.data.with(|p| unsafe { *p }), 4, "lost update");
+    });
 }
 
 /// `threads` threads each take the lock `rounds` times.

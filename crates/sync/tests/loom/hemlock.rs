@@ -54,54 +54,6 @@ fn hemlock_three_threads_twice() {
     crate::extra::mutual_exclusion_bounded::<RawHemlock>(3, 2, 1);
 }
 
-/// Three threads: this one takes the lock twice, two others once each,
-/// and every critical section yields to the scheduler in its middle. A
-/// yield is a free switch point, so queues form (a waiter behind the
-/// holder, a thread queueing again behind its own successor) with one
-/// preemption, where `harness::mutual_exclusion` needs two and its
-/// three-thread models do not end (see `extra`).
-fn requeue_with_yields<L: ModelLock>() {
-    use loom::cell::UnsafeCell;
-    use loom::sync::Arc;
-
-    struct Shared<L> {
-        lock: L,
-        data: UnsafeCell<usize>,
-    }
-
-    fn critical<L: ModelLock>(s: &Shared<L>) {
-        let t = s.lock.acquire();
-        // SAFETY: loom checks this access; the lock under test is held.
-        let v = s.data.with(|p| unsafe { *p });
-        loom::thread::yield_now();
-        // SAFETY: loom checks this access; the lock under test is held.
-        s.data.with_mut(|p| unsafe { *p = v + 1 });
-        s.lock.release(t);
-    }
-
-    let mut b = harness::builder();
-    b.preemption_bound = Some(1);
-    b.check(|| {
-        let s = Arc::new(Shared {
-            lock: L::new(),
-            data: UnsafeCell::new(0),
-        });
-        let hs: Vec<_> = (0..2)
-            .map(|_| {
-                let s = s.clone();
-                loom::thread::spawn(move || critical(&s))
-            })
-            .collect();
-        critical(&s);
-        critical(&s);
-        for h in hs {
-            h.join().unwrap();
-        }
-        // SAFETY: loom checks this access; the others are joined.
-        assert_eq!(s.data.with(|p| unsafe { *p }), 4, "lost update");
-    });
-}
-
 // A thread whose successor S1 acknowledged its grant word, queueing again
 // and finding a new successor S2: S2 must not read the word's old grant of
 // this same lock. That is what the tail swap's Release half is for;
@@ -109,5 +61,5 @@ fn requeue_with_yields<L: ModelLock>() {
 // others pass.
 #[test]
 fn hemlock_requeue_with_yields() {
-    requeue_with_yields::<RawHemlock>();
+    harness::requeue_with_yields::<RawHemlock>();
 }
