@@ -94,6 +94,7 @@ pub mod block;
 mod defaults;
 pub mod elide;
 pub mod info;
+pub mod numa;
 pub mod rcu;
 pub mod rw;
 pub mod spin;
@@ -145,3 +146,7 @@ pub use spin::{ClhToken, McsToken, Ticket};
 pub use spin::{
     RawBackoff, RawClh, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas,
 };
+
+#[cfg(not(loom))]
+pub use numa::CboMcsMutex;
+pub use numa::{CboMcsToken, RawCboMcs};
