@@ -148,5 +148,5 @@ pub use spin::{
 };
 
 #[cfg(not(loom))]
-pub use numa::CboMcsMutex;
-pub use numa::{CboMcsToken, RawCboMcs};
+pub use numa::{CboMcsMutex, HmcsMutex};
+pub use numa::{CboMcsToken, HmcsToken, RawCboMcs, RawHmcs};
