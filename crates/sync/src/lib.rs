@@ -148,5 +148,5 @@ pub use spin::{
 };
 
 #[cfg(not(loom))]
-pub use numa::{CboMcsMutex, HmcsMutex};
-pub use numa::{CboMcsToken, HmcsToken, RawCboMcs, RawHmcs};
+pub use numa::{CboMcsMutex, CnaMutex, HmcsMutex};
+pub use numa::{CboMcsToken, CnaToken, HmcsToken, RawCboMcs, RawCna, RawHmcs};

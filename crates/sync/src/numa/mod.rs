@@ -40,12 +40,16 @@
 //! written once here for any node type (`Claimed`, `Spares`): mcs.rs's
 //! spares hold its own node type and are private to it.
 
+pub mod cna;
 pub mod cohort;
 pub mod hmcs;
 
+pub use cna::{CnaToken, RawCna};
 pub use cohort::{CboMcsToken, RawCboMcs};
 pub use hmcs::{HmcsToken, RawHmcs};
 
+#[cfg(not(loom))]
+pub use cna::CnaMutex;
 #[cfg(not(loom))]
 pub use cohort::CboMcsMutex;
 #[cfg(not(loom))]
