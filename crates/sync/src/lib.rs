@@ -95,6 +95,7 @@ mod defaults;
 pub mod delegate;
 pub mod elide;
 pub mod info;
+pub mod numa;
 pub mod rcu;
 pub mod rw;
 pub mod spin;
@@ -152,3 +153,7 @@ pub use spin::{HemlockToken, RawAnderson, RawHemlock, RawTwa};
 pub use spin::{
     RawBackoff, RawClh, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas,
 };
+
+#[cfg(not(loom))]
+pub use numa::{CboMcsMutex, CnaMutex, HmcsMutex};
+pub use numa::{CboMcsToken, CnaToken, HmcsToken, RawCboMcs, RawCna, RawHmcs};

@@ -345,6 +345,22 @@ impl RawMcs {
     pub fn is_held(&self) -> bool {
         !self.tail.load(Ordering::Relaxed).is_null()
     }
+
+    /// Whether a waiter has queued behind the holder of `token`, so that
+    /// [`release`](Self::release) will hand the lock to it (the "cohort
+    /// detection" that `numa::cohort` asks of its per-node MCS locks).
+    ///
+    /// `true` is certain: the holder's own swap is in the tail's
+    /// modification order before anything it can read there, so a tail
+    /// that is not its node was swapped in by a later arrival, and only a
+    /// successor writes `next`; a queued waiter cannot leave. `false` may
+    /// miss a waiter arriving right now, which `release` then still finds.
+    /// Both loads carry no data: Relaxed.
+    #[inline]
+    pub(crate) fn has_waiter(&self, token: &McsToken) -> bool {
+        !token.node().next.load(Ordering::Relaxed).is_null()
+            || self.tail.load(Ordering::Relaxed) != token.node.as_ptr()
+    }
 }
 
 impl Default for RawMcs {

@@ -464,3 +464,237 @@ pub fn run_in_child(args: &[&str], env: &[(&str, &str)]) -> String {
     );
     text
 }
+
+// ===================================================== NUMA-aware locks
+//
+// The known-answer test of the NUMA-aware locks (`crate::numa`): one shape
+// for all of them.
+
+/// One critical section of a [`numa_log`] run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumaEntry {
+    /// The thread's number in the run, `0..threads`.
+    pub thread: usize,
+    /// The node the thread claimed (`thread % 2`).
+    pub node: usize,
+    /// The lock's own account, read by the holder: it got the lock by a
+    /// hand-over within its node of the kind the lock's bound limits.
+    pub local: bool,
+}
+
+/// The critical sections of a [`numa_log`] run, in the order they ran.
+#[derive(Debug)]
+pub struct NumaLog {
+    /// One entry per critical section.
+    pub entries: Vec<NumaEntry>,
+}
+
+/// Threads on two nodes (thread `i` claims node `i % 2` with
+/// `topology::set_thread_node`) take `lock` `iters` times each; inside
+/// each critical section the holder appends an entry to a log that the
+/// lock itself protects: its thread, its node, and `local(lock, token)`,
+/// the lock's word on whether this holder got the lock by a local
+/// hand-over that counts against its bound. Checks that every thread
+/// finished its count (the watchdog ends a starved run) and that both
+/// nodes appear, and returns the log for [`NumaLog::assert_local_runs`].
+///
+/// Why the lock's word and not only the nodes: a run of holders from one
+/// node may be any length without breaking any bound, whenever no thread
+/// of the other node is queued (they are between critical sections, or
+/// descheduled: 4 threads on 2 cores), and who is queued cannot be seen
+/// from outside the lock. What each lock bounds is its own count of
+/// local hand-overs; the log checks that count against the nodes it
+/// records and against the bound.
+///
+/// Sizes are native ones, scaled as in [`hammer`] (but at least 40
+/// sections a thread under Miri).
+pub fn numa_log<L, T>(
+    lock: &L,
+    threads: usize,
+    iters: u64,
+    acquire: impl Fn(&L) -> T + Sync,
+    release: impl Fn(&L, T) + Sync,
+    local: impl Fn(&L, &T) -> bool + Sync,
+) -> NumaLog
+where
+    L: Sync,
+{
+    struct Log(std::cell::UnsafeCell<Vec<NumaEntry>>);
+    // SAFETY: the vector is touched only inside the lock's critical
+    // sections, and after the threads are joined.
+    unsafe impl Sync for Log {}
+
+    // Under Miri at least `NUMA_MIRI_ITERS` each: the known answer needs
+    // a few runs of contended hand-overs, and a few dozen sections may
+    // hold none.
+    let threads = self::threads(threads);
+    let iters = if cfg!(miri) {
+        self::iters(iters).max(NUMA_MIRI_ITERS)
+    } else {
+        iters
+    };
+    assert!(threads >= 2, "two nodes need two threads");
+    let _w = Watchdog::new("numa_log", HANG);
+    let log = Log(std::cell::UnsafeCell::new(Vec::with_capacity(
+        threads * iters as usize,
+    )));
+    // Threads that asked for the lock and have not got it yet; threads
+    // that are done.
+    let waiting = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let start = std::sync::Barrier::new(threads);
+    std::thread::scope(|s| {
+        for thread in 0..threads {
+            let (log, acquire, release, local) = (&log, &acquire, &release, &local);
+            let (start, waiting, done) = (&start, &waiting, &done);
+            s.spawn(move || {
+                let node = thread % 2;
+                crate::topology::set_thread_node(Some(node));
+                start.wait();
+                for _ in 0..iters {
+                    waiting.fetch_add(1, Ordering::Relaxed);
+                    let t = acquire(lock);
+                    waiting.fetch_sub(1, Ordering::Relaxed);
+                    let local = local(lock, &t);
+                    // SAFETY: under the lock (see `Log`).
+                    unsafe { &mut *log.0.get() }.push(NumaEntry {
+                        thread,
+                        node,
+                        local,
+                    });
+                    gather(waiting, done, threads as u64 - 1);
+                    release(lock, t);
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    let entries = log.0.into_inner();
+    for t in 0..threads {
+        let n = entries.iter().filter(|e| e.thread == t).count();
+        assert_eq!(n as u64, iters, "thread {t} entered {n} times");
+    }
+    assert!(
+        entries.iter().any(|e| e.node == 0) && entries.iter().any(|e| e.node == 1),
+        "one node never entered"
+    );
+    NumaLog { entries }
+}
+
+/// Inside a [`numa_log`] critical section: lets the other threads queue
+/// behind it before it ends. Without this, threads started together
+/// still run one after another for a while (a thread's few hundred
+/// sections fit in one time slice, before the next is even scheduled),
+/// and a run shows nothing about hand-overs. So the holder waits until
+/// each of the `others` has asked for the lock again or is done
+/// (spinning, then yielding so that a thread descheduled before it asked
+/// gets a CPU; given up after a while, since nothing is asserted about
+/// it), then a little more, so that a thread that has just asked has
+/// also queued.
+fn gather(waiting: &AtomicU64, done: &AtomicU64, others: u64) {
+    let deadline = std::time::Instant::now() + limit(Duration::from_millis(5));
+    let mut spins = 0u32;
+    while waiting.load(Ordering::Relaxed) + done.load(Ordering::Relaxed) < others {
+        spins += 1;
+        if spins < 256 {
+            std::hint::spin_loop();
+        } else if std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        } else {
+            break;
+        }
+    }
+    for _ in 0..NUMA_SECTION_SPINS {
+        std::hint::spin_loop();
+    }
+}
+
+/// The fewest sections per thread of a [`numa_log`] run under Miri.
+const NUMA_MIRI_ITERS: u64 = 40;
+
+/// `spin_loop` hints at the end of each [`numa_log`] critical section;
+/// under Miri none (its threads interleave at every spin anyway).
+const NUMA_SECTION_SPINS: u32 = if cfg!(miri) { 0 } else { 64 };
+
+impl NumaLog {
+    /// The lengths of the maximal runs of consecutive entries from one
+    /// node.
+    pub fn runs(&self) -> Vec<usize> {
+        Self::lengths(&self.entries, |a, b| a.node == b.node, |_| true)
+    }
+
+    /// The lengths of the maximal runs of consecutive `local` entries.
+    pub fn local_runs(&self) -> Vec<usize> {
+        Self::lengths(&self.entries, |_, _| true, |e| e.local)
+    }
+
+    fn lengths(
+        entries: &[NumaEntry],
+        same: impl Fn(&NumaEntry, &NumaEntry) -> bool,
+        counts: impl Fn(&NumaEntry) -> bool,
+    ) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut run = 0;
+        for (i, e) in entries.iter().enumerate() {
+            if !counts(e) {
+                if run > 0 {
+                    out.push(run);
+                }
+                run = 0;
+            } else if run > 0 && same(&entries[i - 1], e) {
+                run += 1;
+            } else {
+                if run > 0 {
+                    out.push(run);
+                }
+                run = 1;
+            }
+        }
+        if run > 0 {
+            out.push(run);
+        }
+        out
+    }
+
+    /// The known answer for a lock that hands over within a node at most
+    /// `bound` times in a row:
+    ///
+    /// - every local hand-over comes from a holder on the same node (the
+    ///   entry before it has its node);
+    /// - no run of local hand-overs is longer than `bound` (the locks'
+    ///   counts are exact, so there is no slack: each lock says why);
+    /// - some run reaches `bound`: the lock does keep the lock on a node
+    ///   while it may.
+    pub fn assert_local_runs(&self, bound: usize) {
+        let e = &self.entries;
+        for i in 0..e.len() {
+            if e[i].local {
+                assert!(i > 0, "the first holder cannot have been handed the lock");
+                assert_eq!(
+                    e[i - 1].node,
+                    e[i].node,
+                    "entry {i}: a local hand-over from another node: {:?}",
+                    &e[i.saturating_sub(4)..(i + 2).min(e.len())]
+                );
+            }
+        }
+        let local = self.local_runs();
+        let longest = local.iter().copied().max().unwrap_or(0);
+        let reached = local.iter().filter(|&&r| r == bound).count();
+        // For the eye (--nocapture): how the nodes took turns.
+        eprintln!(
+            "numa_log: {} sections, longest run of one node {}, runs of local hand-overs {} (longest {longest}, {reached} of {bound})",
+            e.len(),
+            self.runs().into_iter().max().unwrap_or(0),
+            local.len(),
+        );
+        assert!(
+            longest <= bound,
+            "{longest} local hand-overs in a row, bound {bound}"
+        );
+        assert!(
+            reached > 0,
+            "no run of local hand-overs reached the bound {bound} (longest {longest}): the lock does not keep hand-overs local"
+        );
+    }
+}
