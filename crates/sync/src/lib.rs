@@ -145,3 +145,7 @@ pub use spin::{ClhToken, McsToken, Ticket};
 pub use spin::{
     RawBackoff, RawClh, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas,
 };
+
+#[cfg(not(loom))]
+pub use spin::MalthusianMutex;
+pub use spin::{MalthusianToken, RawMalthusian, Restriction};

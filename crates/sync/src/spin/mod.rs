@@ -7,6 +7,7 @@
 pub mod backoff;
 pub mod clh;
 pub mod k42;
+pub mod malthusian;
 pub mod mcs;
 pub mod qspin;
 pub mod tas;
@@ -17,6 +18,7 @@ pub mod ttas;
 pub use backoff::RawBackoff;
 pub use clh::{ClhToken, RawClh};
 pub use k42::RawK42;
+pub use malthusian::{MalthusianToken, RawMalthusian, Restriction};
 pub use mcs::{McsToken, RawMcs};
 pub use qspin::RawQspin;
 pub use tas::RawTas;
@@ -30,6 +32,8 @@ pub use backoff::BackoffMutex;
 pub use clh::ClhMutex;
 #[cfg(not(loom))]
 pub use k42::K42Mutex;
+#[cfg(not(loom))]
+pub use malthusian::MalthusianMutex;
 #[cfg(not(loom))]
 pub use mcs::McsMutex;
 #[cfg(not(loom))]

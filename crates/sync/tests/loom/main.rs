@@ -15,6 +15,7 @@ mod condvar;
 mod elide;
 mod futex3;
 mod k42;
+mod malthusian;
 mod mcs;
 mod mutex;
 mod park;
