@@ -147,5 +147,5 @@ pub use spin::{
 };
 
 #[cfg(not(loom))]
-pub use spin::MalthusianMutex;
-pub use spin::{MalthusianToken, RawMalthusian, Restriction};
+pub use spin::{MalthusianMutex, McsTpMutex};
+pub use spin::{MalthusianToken, McsTpToken, RawMalthusian, RawMcsTp, Restriction};

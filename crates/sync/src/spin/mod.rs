@@ -9,6 +9,7 @@ pub mod clh;
 pub mod k42;
 pub mod malthusian;
 pub mod mcs;
+pub mod mcs_tp;
 pub mod qspin;
 pub mod tas;
 pub mod ticket;
@@ -20,6 +21,7 @@ pub use clh::{ClhToken, RawClh};
 pub use k42::RawK42;
 pub use malthusian::{MalthusianToken, RawMalthusian, Restriction};
 pub use mcs::{McsToken, RawMcs};
+pub use mcs_tp::{McsTpToken, RawMcsTp};
 pub use qspin::RawQspin;
 pub use tas::RawTas;
 pub use ticket::{RawTicket, Ticket};
@@ -36,6 +38,8 @@ pub use k42::K42Mutex;
 pub use malthusian::MalthusianMutex;
 #[cfg(not(loom))]
 pub use mcs::McsMutex;
+#[cfg(not(loom))]
+pub use mcs_tp::McsTpMutex;
 #[cfg(not(loom))]
 pub use qspin::QspinMutex;
 #[cfg(not(loom))]

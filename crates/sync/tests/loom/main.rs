@@ -17,6 +17,7 @@ mod futex3;
 mod k42;
 mod malthusian;
 mod mcs;
+mod mcs_tp;
 mod mutex;
 mod park;
 mod qspin;
