@@ -157,3 +157,7 @@ pub use spin::{
 #[cfg(not(loom))]
 pub use numa::{CboMcsMutex, CnaMutex, HmcsMutex};
 pub use numa::{CboMcsToken, CnaToken, HmcsToken, RawCboMcs, RawCna, RawHmcs};
+
+#[cfg(not(loom))]
+pub use spin::{MalthusianMutex, McsTpMutex};
+pub use spin::{MalthusianToken, McsTpToken, RawMalthusian, RawMcsTp, Restriction};

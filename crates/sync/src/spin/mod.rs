@@ -9,7 +9,9 @@ pub mod backoff;
 pub mod clh;
 pub mod hemlock;
 pub mod k42;
+pub mod malthusian;
 pub mod mcs;
+pub mod mcs_tp;
 pub mod qspin;
 pub mod tas;
 pub mod ticket;
@@ -22,7 +24,9 @@ pub use backoff::RawBackoff;
 pub use clh::{ClhToken, RawClh};
 pub use hemlock::{HemlockToken, RawHemlock};
 pub use k42::RawK42;
+pub use malthusian::{MalthusianToken, RawMalthusian, Restriction};
 pub use mcs::{McsToken, RawMcs};
+pub use mcs_tp::{McsTpToken, RawMcsTp};
 pub use qspin::RawQspin;
 pub use tas::RawTas;
 pub use ticket::{RawTicket, Ticket};
@@ -41,7 +45,11 @@ pub use hemlock::HemlockMutex;
 #[cfg(not(loom))]
 pub use k42::K42Mutex;
 #[cfg(not(loom))]
+pub use malthusian::MalthusianMutex;
+#[cfg(not(loom))]
 pub use mcs::McsMutex;
+#[cfg(not(loom))]
+pub use mcs_tp::McsTpMutex;
 #[cfg(not(loom))]
 pub use qspin::QspinMutex;
 #[cfg(not(loom))]
