@@ -78,9 +78,9 @@
 
 use core::ptr::{self, NonNull};
 
-use super::{Claimed, Spares};
 use crate::info::{Described, Family, LockInfo};
 use crate::topology;
+use crate::util::spares::{Claimed, Spares};
 use crate::util::sync::{spin_loop, AtomicPtr, AtomicU32, Ordering};
 
 /// The default bound: consecutive local hand-overs while skipped waiters

@@ -72,9 +72,9 @@
 
 use core::ptr::{self, NonNull};
 
-use super::{Claimed, Spares};
 use crate::info::{Described, Family, LockInfo};
 use crate::topology::{self, MAX_NODES};
+use crate::util::spares::{Claimed, Spares};
 use crate::util::sync::{spin_loop, AtomicPtr, AtomicU32, Ordering};
 use crate::util::CachePadded;
 

@@ -132,17 +132,16 @@
 //!   sleep before the swap (and is woken) or reads `GRANTED` after.
 //!
 //! Nodes come from a per-thread `node_table!` row as in `mcs.rs`, with
-//! spare nodes from `mmap` past four locks held at once (this file's
-//! `spare` module, shared with `mcs_tp`). Table rows and spares are never
-//! freed, so a wake-up on a node whose thread has moved on touches live
-//! memory; at worst it wakes a later sleeper on the same node early,
+//! spare nodes past four locks held at once (`util::spares`). Table rows
+//! and spares are never freed, so a wake-up on a node whose thread has
+//! moved on touches live memory; at worst it wakes a later sleeper on the same node early,
 //! which the futex contract allows (every sleeper re-checks).
 
-use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
 use crate::block::futex;
 use crate::info::{Described, Family, LockInfo};
+use crate::util::spares::{Claimed, Spares};
 use crate::util::sync::{spin_loop, AtomicPtr, AtomicU32, Ordering};
 
 /// The lock is this waiter's: the node's state after a grant.
@@ -174,217 +173,13 @@ struct MalthusianNode {
 }
 
 crate::node_table!(static NODES: MalthusianNode);
-static SPARES: spare::Pool<MalthusianNode> = spare::Pool::new();
-
-/// Spare nodes for a thread that already holds all its table slots, and
-/// the claim/give-back pair over a node table and a pool. Generic over
-/// the node, so that the queue locks of this file and of `mcs_tp` share
-/// it; `mcs.rs` has the same for its own node type.
-///
-/// Std build: a free list behind a test-and-set lock of its own (spares
-/// are rare: only past [`DEPTH`](crate::util::nodes::DEPTH) locks held at
-/// once), refilled a page of nodes at a time from `mmap`, never from the
-/// allocator (the lock may be taken inside `malloc`). Spares are never
-/// unmapped: a node's memory stays valid for the life of the process, as
-/// a table row's does. The pool lock's Acquire/Release orders a spare's
-/// last use by one thread before its next owner's first. Under loom a
-/// spare is leaked from a `Box` (no model holds more than four locks).
-pub(super) mod spare {
-    use crate::util::nodes::NodeTable;
-    use core::marker::PhantomData;
-    use core::ptr::NonNull;
-
-    /// `place` of a node that came from the pool, not the table (no thread
-    /// index comes near it).
-    pub(crate) const HEAP: u32 = u32::MAX;
-    const _: () = assert!(
-        crate::util::nodes::DEPTH <= 1 << 8 && crate::util::thread_index::MAX_THREADS < 1 << 24
-    );
-
-    /// A spare: padded like the table's nodes, and `repr(C)` so the node
-    /// sits at offset 0 and a pointer to it is a pointer to the spare.
-    /// `link` chains free spares (used only while on the free list).
-    #[repr(C, align(128))]
-    struct Spare<N> {
-        node: N,
-        link: core::sync::atomic::AtomicPtr<Spare<N>>,
-    }
-
-    /// A pool of spare nodes of type `N`; one `static` per node type.
-    pub(crate) struct Pool<N> {
-        #[cfg(not(loom))]
-        lock: core::sync::atomic::AtomicBool,
-        #[cfg(not(loom))]
-        free: core::sync::atomic::AtomicPtr<Spare<N>>,
-        _nodes: PhantomData<N>,
-    }
-
-    // SAFETY: the pool hands each spare to one owner at a time, under its
-    // lock; nodes are shared between threads only as `N: Sync` allows.
-    unsafe impl<N: Send + Sync> Sync for Pool<N> {}
-
-    impl<N: Default> Pool<N> {
-        /// An empty pool.
-        pub(crate) const fn new() -> Self {
-            Self {
-                #[cfg(not(loom))]
-                lock: core::sync::atomic::AtomicBool::new(false),
-                #[cfg(not(loom))]
-                free: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
-                _nodes: PhantomData,
-            }
-        }
-
-        /// A node for the calling thread and its place: a free slot of its
-        /// row in `table` (`thread << 8 | slot`), else a fresh spare
-        /// ([`HEAP`]).
-        #[inline]
-        pub(crate) fn claim(&self, table: &NodeTable<N>) -> (NonNull<N>, u32) {
-            match table.claim() {
-                Some(c) => (NonNull::from(c.node), c.thread << 8 | u32::from(c.slot)),
-                None => (self.take(), HEAP),
-            }
-        }
-
-        /// Gives back a node from [`claim`](Self::claim).
-        ///
-        /// # Safety
-        /// `node` and `place` came from one `claim` on `table` and this
-        /// pool, on this thread, and are given back once, when no other
-        /// thread will touch the node again.
-        #[inline]
-        pub(crate) unsafe fn give_back(&self, table: &NodeTable<N>, node: NonNull<N>, place: u32) {
-            if place == HEAP {
-                // SAFETY: the caller's contract: a spare of this pool, now
-                // owned by nobody else.
-                unsafe { self.give(node) };
-            } else {
-                table.release(place >> 8, place as u8);
-            }
-        }
-
-        #[cfg(not(loom))]
-        fn locked<T>(&self, f: impl FnOnce() -> T) -> T {
-            use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-            let mut spins = 0u32;
-            while self.lock.swap(true, Acquire) {
-                while self.lock.load(Relaxed) {
-                    spins += 1;
-                    if spins % 64 == 0 {
-                        std::thread::yield_now();
-                    } else {
-                        core::hint::spin_loop();
-                    }
-                }
-            }
-            let r = f();
-            self.lock.store(false, Release);
-            r
-        }
-
-        /// A fresh spare (`N::default()`).
-        #[cold]
-        #[inline(never)]
-        #[cfg(not(loom))]
-        fn take(&self) -> NonNull<N> {
-            use core::sync::atomic::{AtomicPtr, Ordering::Relaxed};
-            const { assert!(core::mem::size_of::<Spare<N>>() <= 4096) };
-            let per_map = 4096 / core::mem::size_of::<Spare<N>>();
-            let p = self.locked(|| {
-                let head = self.free.load(Relaxed);
-                if !head.is_null() {
-                    // SAFETY: a spare on the free list: mapped, ours to
-                    // unlink under the pool's lock.
-                    self.free
-                        .store(unsafe { (*head).link.load(Relaxed) }, Relaxed);
-                    return head;
-                }
-                let base =
-                    crate::util::map_anon(4096, "locklab: cannot map memory for queue nodes\n")
-                        .cast::<Spare<N>>();
-                // Spares 1.. go on the list, 0 to the caller.
-                for i in 1..per_map {
-                    // SAFETY: inside the fresh page, aligned (page-aligned
-                    // base, 128-byte-aligned spares); each written once.
-                    unsafe {
-                        base.add(i).write(Spare {
-                            node: N::default(),
-                            link: AtomicPtr::new(self.free.load(Relaxed)),
-                        });
-                        self.free.store(base.add(i), Relaxed);
-                    }
-                }
-                base
-            });
-            // SAFETY: a spare nobody else owns, (re)initialised in place;
-            // the old value holds only atomics, nothing to drop.
-            unsafe {
-                p.write(Spare {
-                    node: N::default(),
-                    link: AtomicPtr::new(core::ptr::null_mut()),
-                });
-                NonNull::new_unchecked(p.cast::<N>())
-            }
-        }
-
-        /// Under loom: a leaked box (never freed, as spares never are).
-        #[cfg(loom)]
-        fn take(&self) -> NonNull<N> {
-            let b = Box::leak(Box::new(Spare {
-                node: N::default(),
-                link: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
-            }));
-            NonNull::from(&b.node)
-        }
-
-        /// # Safety
-        /// `node` came from [`take`](Self::take) on this pool, is owned by
-        /// the caller, and no thread will touch it again.
-        #[cfg(not(loom))]
-        unsafe fn give(&self, node: NonNull<N>) {
-            use core::sync::atomic::Ordering::Relaxed;
-            let spare = node.cast::<Spare<N>>();
-            self.locked(|| {
-                // SAFETY: `Spare` is `repr(C)` with the node first, so the
-                // node's address is its spare's; ours until on the list.
-                unsafe { spare.as_ref() }
-                    .link
-                    .store(self.free.load(Relaxed), Relaxed);
-                self.free.store(spare.as_ptr(), Relaxed);
-            });
-        }
-
-        /// # Safety
-        /// As in the std build.
-        #[cfg(loom)]
-        unsafe fn give(&self, _node: NonNull<N>) {}
-
-        /// Whether two spares taken at once are distinct and come back
-        /// fresh (a test of the pool itself).
-        #[cfg(all(test, not(loom)))]
-        pub(crate) fn check_reuse(&self) -> bool {
-            let (a, b) = (self.take(), self.take());
-            // SAFETY: both are ours; given back once each below.
-            unsafe {
-                self.give(a);
-                let c = self.take();
-                let ok = a != b && c == a && b != c;
-                self.give(b);
-                self.give(c);
-                ok
-            }
-        }
-    }
-}
+static SPARES: Spares<MalthusianNode> = Spares::new();
 
 /// One acquisition of a [`RawMalthusian`]: its queue node. Not `Send`: a
 /// table node must be given back by the thread that claimed it.
 #[derive(Debug)]
 pub struct MalthusianToken {
-    node: NonNull<MalthusianNode>,
-    /// Claiming thread's index `<< 8 | slot` in its row, or `spare::HEAP`.
-    place: u32,
-    _not_send: PhantomData<*mut ()>,
+    node: Claimed<MalthusianNode>,
 }
 
 // SAFETY: a shared `&MalthusianToken` exposes nothing but its fields'
@@ -395,33 +190,29 @@ unsafe impl Sync for MalthusianToken {}
 impl MalthusianToken {
     #[inline]
     fn claim() -> Self {
-        let (node, place) = SPARES.claim(&NODES);
         Self {
-            node,
-            place,
-            _not_send: PhantomData,
+            node: Claimed::claim(&NODES, &SPARES),
         }
     }
 
     #[inline]
     fn node(&self) -> &MalthusianNode {
-        // SAFETY: table rows and spares are never freed.
-        unsafe { self.node.as_ref() }
+        self.node.node()
     }
 
     /// Gives the node back. Only once no other thread will touch it.
     #[inline]
     fn free(self) {
-        // SAFETY: claimed by `claim` on this thread (the token is not
-        // `Send`), given back once (the token is consumed); the callers
-        // free it only after the hand-over, when nobody reaches the node.
-        unsafe { SPARES.give_back(&NODES, self.node, self.place) }
+        // Claimed by `claim` on this thread (the token is not `Send`),
+        // given back once (the token is consumed); the callers free it
+        // only when nobody reaches the node.
+        self.node.free(&NODES, &SPARES);
     }
 
     /// Whether the node is a spare rather than a table slot.
     #[cfg(all(test, not(loom)))]
     fn on_heap(&self) -> bool {
-        self.place == spare::HEAP
+        self.node.is_spare()
     }
 }
 
@@ -936,7 +727,6 @@ mod tests {
             unsafe { locks[i].release(tokens[i].take().unwrap()) };
         }
         assert!(locks.iter().all(|l| !l.is_held()));
-        assert!(SPARES.check_reuse(), "spares shared or not reused");
     }
 
     #[test]

@@ -93,11 +93,10 @@
 //!   published to the releaser by the link's Release, like its `next` and
 //!   `state`.
 
-use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
-use super::malthusian::spare;
 use crate::info::{Described, Family, LockInfo};
+use crate::util::spares::{Claimed, Spares};
 use crate::util::sync::{spin_loop, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// The waiter holds the lock.
@@ -121,7 +120,7 @@ struct McsTpNode {
 }
 
 crate::node_table!(static NODES: McsTpNode);
-static SPARES: spare::Pool<McsTpNode> = spare::Pool::new();
+static SPARES: Spares<McsTpNode> = Spares::new();
 
 /// The clock the stamps are read from.
 mod clock {
@@ -179,10 +178,7 @@ mod clock {
 /// node must be given back by the thread that claimed it.
 #[derive(Debug)]
 pub struct McsTpToken {
-    node: NonNull<McsTpNode>,
-    /// Claiming thread's index `<< 8 | slot` in its row, or `spare::HEAP`.
-    place: u32,
-    _not_send: PhantomData<*mut ()>,
+    node: Claimed<McsTpNode>,
 }
 
 // SAFETY: a shared `&McsTpToken` exposes nothing but its fields' values;
@@ -193,28 +189,23 @@ unsafe impl Sync for McsTpToken {}
 impl McsTpToken {
     #[inline]
     fn claim() -> Self {
-        let (node, place) = SPARES.claim(&NODES);
         Self {
-            node,
-            place,
-            _not_send: PhantomData,
+            node: Claimed::claim(&NODES, &SPARES),
         }
     }
 
     #[inline]
     fn node(&self) -> &McsTpNode {
-        // SAFETY: table rows and spares are never freed.
-        unsafe { self.node.as_ref() }
+        self.node.node()
     }
 
     /// Gives the node back. Only once no other thread will touch it.
     #[inline]
     fn free(self) {
-        // SAFETY: claimed by `claim` on this thread (the token is not
-        // `Send`), given back once (the token is consumed); the callers
-        // free it only when nobody reaches the node (see the module
-        // documentation's protocol).
-        unsafe { SPARES.give_back(&NODES, self.node, self.place) }
+        // Claimed by `claim` on this thread (the token is not `Send`),
+        // given back once (the token is consumed); the callers free it
+        // only when nobody reaches the node.
+        self.node.free(&NODES, &SPARES);
     }
 }
 

@@ -136,6 +136,7 @@ pub mod backoff;
 pub mod clh_pool;
 pub mod nodes;
 pub mod pause;
+pub(crate) mod spares;
 pub mod sync;
 #[cfg(all(test, not(loom)))]
 pub(crate) mod testing;
