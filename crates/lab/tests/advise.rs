@@ -118,6 +118,47 @@ fn a_stated_workload_names_a_listed_lock_with_measured_evidence() {
 }
 
 #[test]
+fn without_locks_it_measures_the_locks_that_fit_an_oversubscribed_workload() {
+    let (_d, db) = tmp();
+    let threads = (locklab_lab::core::machine::cpus() + 1).to_string();
+    let o = locklab(
+        &db,
+        &[
+            "advise",
+            "--json",
+            "--threads",
+            &threads,
+            "--cs-ns",
+            "100",
+            "--delay-ns",
+            "200",
+            "--secs",
+            "0.02",
+            "--reps",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let measured: Vec<&str> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["lock"].as_str().unwrap())
+        .collect();
+    for l in ["mutex", "mcs", "malthusian", "mcs-tp"] {
+        assert!(measured.contains(&l), "{l} not measured: {measured:?}");
+    }
+    let verdict = v["verdict"].to_string();
+    for l in ["malthusian", "mcs-tp"] {
+        assert!(
+            verdict.contains(&format!("{l} was measured because {threads} threads on")),
+            "no note on {l}: {verdict}"
+        );
+    }
+}
+
+#[test]
 fn json_has_the_recommendation_and_its_evidence_kinds() {
     let (_d, db) = tmp();
     let mut a = vec!["--json"];

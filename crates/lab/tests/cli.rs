@@ -447,6 +447,39 @@ fn locks_prints_csv_and_markdown_and_refuses_a_bad_format() {
 }
 
 #[test]
+fn locks_by_name_shows_each_in_full_with_its_source() {
+    let (_d, db) = tmp();
+    let out = stdout(&locklab(&db, &["locks", "cna", "rwsem", "cna"]));
+    let blocks: Vec<&str> = out.split("\n\n").collect();
+    assert_eq!(blocks.len(), 2, "{out}");
+    assert!(blocks[0].starts_with("cna\n"), "{out}");
+    assert!(blocks[0].contains("  NUMA      yes"), "{out}");
+    assert!(blocks[0].contains("  source    Dice & Kogan"), "{out}");
+    assert!(blocks[1].starts_with("rwsem\n"), "{out}");
+    assert!(
+        blocks[1].contains("  kind      reader-writer lock"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&locklab(&db, &["locks", "hemlock", "--json"]))).unwrap();
+    let locks = v["locks"].as_array().unwrap();
+    assert_eq!(locks.len(), 1, "{v}");
+    assert!(
+        locks[0]["source"].as_str().unwrap().contains("Hemlock"),
+        "{v}"
+    );
+    assert_bad_input(
+        &locklab(&db, &["locks", "cna", "nosuch"]),
+        "unknown lock 'nosuch'; valid locks: tas, ttas,",
+    );
+    assert_bad_input(
+        &locklab(&db, &["locks", "cna", "--format", "csv"]),
+        "--format csv and markdown list every lock",
+    );
+    assert!(!db.exists(), "locks made a database");
+}
+
+#[test]
 fn ctrl_c_keeps_finished_points_and_marks_the_run_incomplete() {
     let (_d, db) = tmp();
     let child = Command::new(env!("CARGO_BIN_EXE_locklab"))

@@ -23,6 +23,11 @@ static MUTEXES: &[MutexOps] = &[
     mutex_ops::<RawHybridMutex<AdaptiveSpin>>(),
     mutex_ops::<RawHybridMutex<FixedSpin>>(),
     mutex_ops::<RawFutex3>(),
+    mutex_ops::<RawCboMcs>(),
+    mutex_ops::<RawHmcs>(),
+    mutex_ops::<RawCna>(),
+    mutex_ops::<RawMalthusian>(),
+    mutex_ops::<RawMcsTp>(),
     mutex_ops::<RawHemlock>(),
     mutex_ops::<RawTwa>(),
     mutex_ops::<RawAnderson>(),
@@ -316,6 +321,6 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), n);
-        assert_eq!(MUTEXES.len(), 33);
+        assert_eq!(MUTEXES.len(), 38);
     }
 }

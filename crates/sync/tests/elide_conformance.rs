@@ -22,9 +22,10 @@
 use lock_api::{Mutex, RawMutex};
 use locklab::elide::{lock_mutex_with_outcome, Adaptive, Elided, Fixed, Path, Policy};
 use locklab::{
-    rtm_available, AdaptiveSpin, Described, FixedSpin, RawAnderson, RawBackoff, RawClh, RawFutex3,
-    RawHemlock, RawHybridMutex, RawK42, RawMcs, RawQspin, RawTas, RawTicket, RawTicketBackoff,
-    RawTtas, RawTwa, Rtm, SpinPark, SpinYield,
+    rtm_available, AdaptiveSpin, Described, FixedSpin, RawAnderson, RawBackoff, RawCboMcs, RawClh,
+    RawCna, RawFutex3, RawHemlock, RawHmcs, RawHybridMutex, RawK42, RawMalthusian, RawMcs,
+    RawMcsTp, RawQspin, RawTas, RawTicket, RawTicketBackoff, RawTtas, RawTwa, Rtm, SpinPark,
+    SpinYield,
 };
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Barrier};
@@ -46,6 +47,11 @@ macro_rules! for_each_raw_mutex {
         $check!(RawHybridMutex<AdaptiveSpin>);
         $check!(RawHybridMutex<FixedSpin>);
         $check!(RawFutex3);
+        $check!(RawCboMcs);
+        $check!(RawHmcs);
+        $check!(RawCna);
+        $check!(RawMalthusian);
+        $check!(RawMcsTp);
         $check!(RawHemlock);
         $check!(RawTwa);
         $check!(RawAnderson);

@@ -34,6 +34,10 @@ pub enum Cmd {
     /// List the locks and peers with their metadata.
     #[command(display_order = 3)]
     Locks {
+        /// Show these locks in full, with the source each comes from
+        /// (default: every lock, one line each).
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
         /// Output format (`--json` is `--format json`; `markdown` is the
         /// table the docs hold).
         #[arg(long, value_parser = trimmed_enum::<Format>())]

@@ -27,8 +27,8 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
                 Outcome::Stored(stored) => print_stored(&ctx, stored),
             }
         }
-        Cmd::Locks { format } => {
-            locks(cli.format(*format).map_err(LabError::input)?)?;
+        Cmd::Locks { names, format } => {
+            locks(names, cli.format(*format).map_err(LabError::input)?)?;
             Ok(0)
         }
         Cmd::Runs => {
@@ -129,17 +129,38 @@ fn unclaimed_point(id: i64, points: &[crate::core::results::Point]) -> Result<()
     }
 }
 
-fn locks(format: Format) -> Result<()> {
-    match format {
-        Format::Csv => return crate::core::out::print(&registry::table().csv()),
-        Format::Markdown => return crate::core::out::print(&registry::markdown()),
-        Format::Text | Format::Json => {}
-    }
+fn locks(names: &[String], format: Format) -> Result<()> {
     let mutexes: Vec<_> = registry::all().iter().map(|e| (e.info, e.peer)).collect();
     let rwlocks: Vec<_> = registry::rw_all()
         .iter()
         .map(|e| (e.info, e.peer))
         .collect();
+    if !names.is_empty() {
+        for n in names {
+            let known = |l: &[(locklab::LockInfo, bool)]| l.iter().any(|(i, _)| i.name == n);
+            if !known(&mutexes) && !known(&rwlocks) {
+                let valid: Vec<_> = mutexes
+                    .iter()
+                    .chain(&rwlocks)
+                    .map(|(i, _)| i.name)
+                    .collect();
+                return Err(LabError::input(format!(
+                    "unknown lock '{n}'; valid locks: {}",
+                    valid.join(", ")
+                )));
+            }
+        }
+    }
+    match format {
+        Format::Csv | Format::Markdown if !names.is_empty() => {
+            return Err(LabError::input(
+                "--format csv and markdown list every lock: give no NAME, or use text or json",
+            ))
+        }
+        Format::Csv => return crate::core::out::print(&registry::table().csv()),
+        Format::Markdown => return crate::core::out::print(&registry::markdown()),
+        Format::Text | Format::Json => {}
+    }
     if format == Format::Json {
         let row = |kind: &str, (i, peer): &(locklab::LockInfo, bool)| {
             json!({
@@ -152,11 +173,45 @@ fn locks(format: Format) -> Result<()> {
             .iter()
             .map(|e| row("mutex", e))
             .chain(rwlocks.iter().map(|e| row("rwlock", e)))
+            .filter(|r| names.is_empty() || names.iter().any(|n| r["name"] == n.as_str()))
             .collect();
         return outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "locks": v })).expect("serialises")
         );
+    }
+    if !names.is_empty() {
+        // The long form, every field with the source, in the order given.
+        let mut shown: Vec<&str> = Vec::new();
+        for n in names {
+            if shown.contains(&n.as_str()) {
+                continue;
+            }
+            let (kind, (i, peer)) = match mutexes.iter().find(|(i, _)| i.name == n) {
+                Some(m) => ("mutex", m),
+                None => (
+                    "reader-writer lock",
+                    rwlocks
+                        .iter()
+                        .find(|(i, _)| i.name == n)
+                        .expect("checked above"),
+                ),
+            };
+            if !shown.is_empty() {
+                outln!()?;
+            }
+            shown.push(n);
+            let yes = |b: bool| if b { "yes" } else { "no" };
+            outln!("{}", i.name)?;
+            outln!("  kind      {kind}{}", if *peer { " (peer)" } else { "" })?;
+            outln!("  family    {}", i.family.as_str())?;
+            outln!("  fair      {}", yes(i.fair))?;
+            outln!("  blocking  {}", yes(i.blocking))?;
+            outln!("  NUMA      {}", yes(i.numa_aware))?;
+            outln!("  what      {}", i.summary)?;
+            outln!("  source    {}", i.source)?;
+        }
+        return Ok(());
     }
     let w = mutexes
         .iter()

@@ -142,7 +142,7 @@ pub fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
 
 /// Every mutex the library offers, as `locklab locks` names them; for the
 /// adapters, a spinning and a sleeping one over a FIFO and an unfair lock.
-pub const MUTEXES: [&str; 18] = [
+pub const MUTEXES: [&str; 23] = [
     "tas",
     "ttas",
     "backoff",
@@ -155,6 +155,11 @@ pub const MUTEXES: [&str; 18] = [
     "mutex",
     "mutex-fixed",
     "futex3",
+    "c-bo-mcs",
+    "hmcs",
+    "cna",
+    "malthusian",
+    "mcs-tp",
     "hemlock",
     "twa",
     "anderson",

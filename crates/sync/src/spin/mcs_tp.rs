@@ -30,8 +30,9 @@
 //!
 //! # The stamp
 //!
-//! A waiter sets its stamp to [`ticks`](crate::sys::ticks) when it queues
-//! and, while it spins, publishes the clock again whenever a quarter of
+//! A waiter sets its stamp to [`ticks`](crate::sys::ticks) when it links
+//! behind a predecessor (an acquisition that finds the lock free reads no
+//! clock) and, while it spins, publishes the clock again whenever a quarter of
 //! the threshold has passed since its last stamp, so a running waiter's
 //! stamp is never older than about a quarter of the threshold. The
 //! releaser reads the clock and the stamp; an age above the threshold
@@ -48,7 +49,7 @@
 //! # Node lifetimes
 //!
 //! Nodes live in a `node_table!` (as `mcs.rs`; spares past four locks held
-//! at once, from the shared pool in `malthusian.rs`): the memory is never
+//! at once, from `util::spares`): the memory is never
 //! freed. What matters is when a node may be *reused*, reset and queued
 //! again, by its thread. Who can touch a queued node `n` besides its
 //! thread: its successor, which writes `n.next` once, after swapping
@@ -248,12 +249,15 @@ impl RawMcsTp {
         loop {
             node.next.store(ptr::null_mut(), Ordering::Relaxed);
             node.state.store(WAITING, Ordering::Relaxed);
-            let stamp = clock::queued();
-            node.stamp.store(stamp, Ordering::Relaxed);
             let pred = self.tail.swap(me.node.as_ptr(), Ordering::AcqRel);
             let Some(pred) = NonNull::new(pred) else {
                 return me;
             };
+            // Stamped only now, so that an uncontended acquisition reads no
+            // clock: a releaser reads the stamp only after reaching this
+            // node through the link below, whose Release publishes it.
+            let stamp = clock::queued();
+            node.stamp.store(stamp, Ordering::Relaxed);
             // SAFETY: the predecessor's node cannot be reused before we
             // link: a holder gives its node back only after reading our
             // link, and a releaser removes a waiter only after reading its

@@ -517,6 +517,30 @@ pub fn decide(meta: &RunMeta, points: &[&Point], mostly: &[&Point]) -> Option<Ad
             100 - w.read_pct
         ));
     }
+    // The locks measured because they fit this workload: where each came.
+    for f in meta
+        .params
+        .get("fitting")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(name), Some(fits)) = (
+            f.get("lock").and_then(Value::as_str),
+            f.get("why").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let Some(place) = order.iter().position(|(n, _)| n == name) else {
+            continue;
+        };
+        notes.push(format!(
+            "{name} was measured because {fits}; it came {} of {} at {}× the recommended {lock}",
+            place + 1,
+            order.len(),
+            sig3(order[place].1 / rec_x)
+        ));
+    }
     if w.source != "stated" {
         notes.push(format!("workload taken from {}", w.source));
     }

@@ -54,6 +54,41 @@ pub const DEFAULT_LOCKS: [&str; 8] = [
     "pthread",
 ];
 
+/// The locks that fit a workload beyond what [`DEFAULT_LOCKS`] covers,
+/// each with why: measured beside the defaults when `--locks` is not
+/// given. More threads than cores, or a VM, where a waiter (or the holder)
+/// can be off its CPU: the Malthusian lock, which keeps surplus waiters
+/// asleep, and MCS-TP, which passes over a waiter that looks preempted.
+/// More than one NUMA node (the machine's, or `LOCKLAB_TOPOLOGY`'s): the
+/// NUMA-aware locks, which keep hand-overs within a node.
+pub fn fitting(threads: u32, cores: usize, vm: bool, nodes: usize) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    if vm || threads as usize > cores {
+        let when = if vm {
+            "in a VM a waiter can lose its virtual CPU".to_string()
+        } else {
+            format!("{threads} threads on {cores} cores leave some waiters off a CPU")
+        };
+        v.push((
+            "malthusian",
+            format!("{when}: it keeps only a few waiters spinning and the rest asleep"),
+        ));
+        v.push((
+            "mcs-tp",
+            format!("{when}: it passes over a waiter that looks preempted"),
+        ));
+    }
+    if nodes > 1 {
+        for name in ["c-bo-mcs", "hmcs", "cna"] {
+            v.push((
+                name,
+                format!("{nodes} NUMA nodes: it keeps hand-overs within a node, up to a bound"),
+            ));
+        }
+    }
+    v
+}
+
 /// The read-mostly mechanisms `--read-pct` measures, all over one hash
 /// table of `bench hash` at the workload's update fraction: one exclusive
 /// spin lock (what a program without a read-mostly mechanism has; see
@@ -118,12 +153,15 @@ fn from_profile(
     }
 }
 
-/// The candidates of `--locks`, or [`DEFAULT_LOCKS`].
-fn candidates(list: Option<&str>) -> Result<Vec<&'static Entry>> {
+/// The candidates of `--locks`, or [`DEFAULT_LOCKS`] and the locks that
+/// fit the workload (see [`fitting`]).
+fn candidates(list: Option<&str>, fit: &[(&str, String)]) -> Result<Vec<&'static Entry>> {
     match list {
         Some(l) => crate::core::locks::parse_list(l),
         None => Ok(DEFAULT_LOCKS
             .iter()
+            .copied()
+            .chain(fit.iter().map(|(n, _)| *n))
             .filter_map(|n| crate::core::locks::find(n).ok())
             .collect()),
     }
@@ -132,7 +170,6 @@ fn candidates(list: Option<&str>) -> Result<Vec<&'static Entry>> {
 /// `locklab advise`: measures, stores and prints the advice; returns the
 /// exit code.
 pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
-    let locks = candidates(a.locks.as_deref())?;
     let (threads, cs_ns, delay_ns, source) = match a.profile {
         Some(run) => {
             let (t, cs, d, src) = from_profile(&ctx.db, run)?;
@@ -151,6 +188,17 @@ pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
             "stated".to_string(),
         ),
     };
+    let fit = if a.locks.is_some() {
+        Vec::new()
+    } else {
+        fitting(
+            threads,
+            crate::core::machine::cpus().max(1),
+            a.vm,
+            locklab::topology::node_count(),
+        )
+    };
+    let locks = candidates(a.locks.as_deref(), &fit)?;
     let w = Workload {
         threads,
         cs_ns,
@@ -203,6 +251,7 @@ pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
     let params = json!({
         "workload": w,
         "locks": registry::names_of(&plan.locks),
+        "fitting": fit.iter().map(|(lock, why)| json!({ "lock": lock, "why": why })).collect::<Vec<_>>(),
         "read_mostly": mostly.as_ref().map(|m| m.strategies.iter().map(|s| s.name.clone()).collect::<Vec<_>>()),
         "reps": plan.reps,
         "secs": a.secs,
@@ -403,6 +452,26 @@ impl crate::core::study::RunCommand for AdviseArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_locks_that_fit_follow_oversubscription_the_vm_and_the_nodes() {
+        let names =
+            |v: Vec<(&'static str, String)>| v.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+        assert!(fitting(2, 2, false, 1).is_empty());
+        assert_eq!(names(fitting(3, 2, false, 1)), ["malthusian", "mcs-tp"]);
+        assert_eq!(names(fitting(1, 2, true, 1)), ["malthusian", "mcs-tp"]);
+        assert_eq!(names(fitting(2, 2, false, 2)), ["c-bo-mcs", "hmcs", "cna"]);
+        assert_eq!(fitting(8, 2, false, 2).len(), 5);
+        assert!(fitting(8, 2, false, 1)[0]
+            .1
+            .starts_with("8 threads on 2 cores"));
+        for (name, _) in fitting(8, 2, true, 2) {
+            assert!(
+                crate::core::locks::find(name).is_ok(),
+                "{name} not in the registry"
+            );
+        }
+    }
     use crate::core::args::RunRef;
     use crate::core::results::{Machine, Rep};
 
