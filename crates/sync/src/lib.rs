@@ -33,7 +33,7 @@
 //! | hardware lock elision | [`ElidedMutex`], [`AdaptiveElidedMutex`] | on a CPU with RTM, critical sections that touch different lines run in parallel: the emulated kernel's key-value benchmark at 2 cores had its best work per busy CPU with `elide(clh)` (1.39–1.50 Mreq/s against 1.19–1.21 for the big lock; a 2-core Xeon guest with RTM, git e74a1c5) | without RTM (AMD processors; Intel parts whose microcode or kernel switched TSX off) it is its fall-back lock plus one load; and with it, the gain there was in CPU more than speed (the big lock kept 0.89–0.91× of the best throughput) | `locklab bench kv --variants 'bkl(clh),elide(clh),fine'` |
 //!
 //! The quick suite, `locklab bench`, runs the uncontended, `spin` and
-//! `lhp` rows above for every lock in about five minutes; `locklab
+//! `lhp` rows above for every lock in about six minutes on 2 cores; `locklab
 //! advise` measures the candidates for a workload you describe.
 //!
 //! # The defaults: `parking_lot`'s names
