@@ -153,12 +153,13 @@ fn overlapping_sections_fail_the_repetition() {
 }
 
 /// Every command that times a critical section runs `combining`:
-/// uncontended (one thread combining its own requests), torture (the
-/// non-atomic shadow data checked by whichever thread combines), and
-/// `bench hash --strategies combining`, the whole table behind one
-/// combining mutex beside the big spin lock.
+/// uncontended (one thread combining its own requests), advise (as a
+/// candidate, through the contention sweep), torture (the non-atomic
+/// shadow data checked by whichever thread combines), and `bench hash
+/// --strategies combining`, the whole table behind one combining mutex
+/// beside the big spin lock.
 #[test]
-fn uncontended_torture_and_hash_run_it() {
+fn uncontended_advise_torture_and_hash_run_it() {
     let _s = serial();
     let (_d, db) = tmp();
     let quick = ["--secs", "0.05", "--reps", "1", "--quiet"];
@@ -166,6 +167,29 @@ fn uncontended_torture_and_hash_run_it() {
     unc.extend(quick);
     let o = locklab(&db, &unc);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    let o = locklab(
+        &db,
+        &[
+            "advise",
+            "--threads",
+            "2",
+            "--locks",
+            "combining,ticket",
+            "--secs",
+            "0.05",
+            "--reps",
+            "2",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let named = v.to_string();
+    assert!(
+        named.contains("combining"),
+        "advise measured no combining: {v}"
+    );
 
     let o = locklab(
         &db,
