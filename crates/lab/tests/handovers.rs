@@ -7,7 +7,10 @@
 //! - two nodes of one CPU each, two threads pinned one per CPU: every
 //!   hand-over crosses (on a machine of at least two CPUs);
 //! - one node: nothing is counted and the run's parameters do not name a
-//!   topology (so such runs compare with runs stored before the count).
+//!   topology (so such runs compare with runs stored before the count);
+//! - the delegation lock (`combining`) counts a hand-over where the thread
+//!   that runs the critical sections changes, by that thread's node: the
+//!   same answers on both topologies above.
 
 mod common;
 use common::{locklab, stderr, stdout, tmp};
@@ -16,13 +19,19 @@ use std::process::{Command, Output};
 /// `bench spin` of the ticket lock at 2 threads under `topology`, and the
 /// stored run's JSON.
 fn run(topology: Option<&str>, pin: bool) -> serde_json::Value {
+    run_lock("ticket", topology, pin)
+}
+
+/// `bench spin` of `lock` at 2 threads under `topology`, and the stored
+/// run's JSON.
+fn run_lock(lock: &str, topology: Option<&str>, pin: bool) -> serde_json::Value {
     let (_d, db) = tmp();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_locklab"));
     cmd.arg("--db").arg(&db).args([
         "bench",
         "spin",
         "--locks",
-        "ticket",
+        lock,
         "--threads",
         "2",
         "--secs",
@@ -110,5 +119,29 @@ fn one_node_counts_nothing_and_names_no_topology() {
     assert!(v["run"]["params"]["spin"]["topology"].is_null());
     for r in v["points"][0]["repetitions"].as_array().unwrap() {
         assert!(r["handovers"].is_null(), "{r}");
+    }
+}
+
+/// Under `combining` the hand-overs are the combiner's: on one node of
+/// two, none crosses; with the two threads pinned to two nodes, every one
+/// does, and there are some (each thread takes its turn as the combiner).
+/// A runner that did not say who ran a section would count none.
+#[test]
+fn the_combining_mutex_hands_over_where_its_combiner_changes() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if !(2..1022).contains(&cpus) {
+        eprintln!("note: skipped: needs two CPUs and no CPU 1022");
+        return;
+    }
+    for (same, cross) in counts(&run_lock("combining", Some("1023:1022"), false)) {
+        assert_eq!(cross, 0, "a hand-over crossed to a node no thread runs on");
+        assert!(same > 0, "two threads on combining handed nothing over");
+    }
+    for (same, cross) in counts(&run_lock("combining", Some("2x1"), true)) {
+        assert_eq!(
+            same, 0,
+            "two combiners on different nodes handed over within one"
+        );
+        assert!(cross > 0, "two threads on combining handed nothing over");
     }
 }

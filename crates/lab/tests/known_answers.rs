@@ -158,3 +158,56 @@ fn cpu_time_is_measured_over_the_window() {
         one.wall_s
     );
 }
+
+/// However a mutex runs its critical sections, it runs one at a time: a
+/// section that sleeps a known hold H starts at most once per H, so the
+/// acquisitions counted in a window of W seconds (each counted where its
+/// section began) are at most W/H + 1, whatever the threads, cores and
+/// scheduler. The delegation lock (`combining`, whose combiner sleeps
+/// through the other threads' sections one after another) is held to that
+/// bound like a ticket lock; four threads whose sections overlapped would
+/// make about four times as many. Its waits are of the hold's order too:
+/// some request waited at least one hold for the sections before it.
+#[test]
+fn a_mutex_whose_sections_sleep_starts_at_most_one_per_hold() {
+    let _s = serial();
+    let hold_ns = 1_000_000u64;
+    let c = SpinConfig {
+        stall_every: 1,
+        stall_ns: hold_ns,
+        ..cfg(0, 0.2)
+    };
+    let h = hold_ns as f64 * 1e-9;
+    let threads = 4;
+    for (name, r) in [
+        (
+            "combining",
+            spin::run_rep::<locklab_lab::core::lablock::Combining>(&c, threads),
+        ),
+        ("ticket", spin::run_rep::<Ticket>(&c, threads)),
+    ] {
+        let r = r.expect("a repetition measures");
+        // The time-stamp counter's rate is calibrated against the system
+        // clock the sleeps use: a margin of 2 % for the two to disagree.
+        let most = r.wall_s / h * 1.02 + 1.0;
+        eprintln!(
+            "{name}: {} sections in {} s of 1 ms holds (at most {most:.0}), max wait {} ns",
+            r.total_ops, r.wall_s, r.max_ns
+        );
+        assert!(
+            r.total_ops >= 10,
+            "{name}: too few acquisitions to judge: {r:?}"
+        );
+        assert!(
+            r.total_ops as f64 <= most,
+            "{name}: {} sections began in {} s of {hold_ns} ns holds: more than one at a time",
+            r.total_ops,
+            r.wall_s
+        );
+        assert!(
+            r.max_ns as f64 >= 0.9 * hold_ns as f64,
+            "{name}: the longest wait, {} ns, is under one hold of {hold_ns} ns",
+            r.max_ns
+        );
+    }
+}

@@ -7,9 +7,17 @@
 //! and keeps the function it monomorphizes for each (in the registry's
 //! order, so [`Entry::index`] finds it). Picking a lock by name then costs
 //! one indirect call per measured point, never one per acquisition.
+//!
+//! A mutex is anything the lab can run a critical section under
+//! ([`LabMutex`]): the locks, which run it on the calling thread, and the
+//! delegation lock `combining`, which runs it on its combiner's thread
+//! ([`Entry::delegates`]). The studies that time a critical section take
+//! both; what needs a lock and unlock of its own (the interposer, the
+//! emulated kernel's big lock) takes only locklab's `lock_api` mutexes
+//! ([`MutexVisitor::own`]) and refuses the rest by name.
 
 use crate::core::error::{LabError, Result};
-use crate::core::lablock::{LabLock, LabRwLock, Raw, RawRw};
+use crate::core::lablock::{Combining, LabMutex, LabRwLock, Raw, RawRw};
 use crate::core::peers::{PthreadPeer, PthreadRwPeer, StdPeer, StdRwPeer};
 use crate::core::table::Table;
 use locklab::{Described, Family, LockInfo};
@@ -22,6 +30,10 @@ pub struct Entry {
     pub info: LockInfo,
     /// Whether this is a peer from outside locklab.
     pub peer: bool,
+    /// Whether its critical sections run on another thread than their
+    /// caller's (a delegation lock: [`LabMutex::DELEGATES`]); it then has
+    /// no lock and unlock a program or the emulated kernel could call.
+    pub delegates: bool,
     /// Its place in the registry's order: the visitors see the locks in
     /// this order, so a study's table of runners has its runner here.
     pub index: usize,
@@ -31,7 +43,7 @@ pub struct Entry {
 /// monomorphized for it.
 pub trait MutexVisitor {
     /// Called once per mutex, in the registry's order, with its lab type.
-    fn visit<L: LabLock>(&mut self, info: LockInfo, peer: bool);
+    fn visit<L: LabMutex>(&mut self, info: LockInfo, peer: bool);
 
     /// Called just before [`MutexVisitor::visit`] for each of locklab's
     /// own mutexes, with its `lock_api` raw type (which a lock that owns
@@ -102,7 +114,7 @@ where
 }
 
 /// Calls `v` for every mutex: locklab's own (the spin locks, the sleeping
-/// locks, the adapters), then the peers.
+/// locks, the adapters, the delegation lock), then the peers.
 pub fn visit_mutexes<V: MutexVisitor>(v: &mut V) {
     own::<locklab::RawTas, V>(v);
     own::<locklab::RawTtas, V>(v);
@@ -133,6 +145,7 @@ pub fn visit_mutexes<V: MutexVisitor>(v: &mut V) {
     adapters::<locklab::RawMcs, V>(v);
     adapters::<locklab::RawClh, V>(v);
     adapters::<locklab::RawQspin, V>(v);
+    v.visit::<Combining>(<locklab::CombiningMutex<()> as Described>::INFO, false);
     v.visit::<StdPeer>(STD, true);
     v.visit::<Raw<parking_lot::RawMutex>>(PARKING_LOT, true);
     v.visit::<PthreadPeer>(PTHREAD, true);
@@ -167,9 +180,14 @@ pub fn all() -> &'static [Entry] {
     ALL.get_or_init(|| {
         struct Listing(Vec<Entry>);
         impl MutexVisitor for Listing {
-            fn visit<L: LabLock>(&mut self, info: LockInfo, peer: bool) {
+            fn visit<L: LabMutex>(&mut self, info: LockInfo, peer: bool) {
                 let index = self.0.len();
-                self.0.push(Entry { info, peer, index });
+                self.0.push(Entry {
+                    info,
+                    peer,
+                    delegates: L::DELEGATES,
+                    index,
+                });
             }
         }
         let mut l = Listing(Vec::new());
@@ -183,7 +201,7 @@ pub fn all() -> &'static [Entry] {
 pub fn per_mutex<F>(make: impl MutexMaker<F>) -> Vec<F> {
     struct V<M, F>(M, Vec<F>);
     impl<M: MutexMaker<F>, F> MutexVisitor for V<M, F> {
-        fn visit<L: LabLock>(&mut self, _: LockInfo, _: bool) {
+        fn visit<L: LabMutex>(&mut self, _: LockInfo, _: bool) {
             self.1.push(self.0.make::<L>());
         }
     }
@@ -195,7 +213,7 @@ pub fn per_mutex<F>(make: impl MutexMaker<F>) -> Vec<F> {
 /// Makes a study's function for one mutex type (see [`per_mutex`]).
 pub trait MutexMaker<F> {
     /// The function for the lock type `L`.
-    fn make<L: LabLock>(&self) -> F;
+    fn make<L: LabMutex>(&self) -> F;
 }
 
 /// A study's function for every reader-writer lock, in the registry's
@@ -393,7 +411,7 @@ mod tests {
     fn a_study_table_lines_up_with_the_entries() {
         struct TypeName;
         impl MutexMaker<&'static str> for TypeName {
-            fn make<L: LabLock>(&self) -> &'static str {
+            fn make<L: LabMutex>(&self) -> &'static str {
                 std::any::type_name::<L>()
             }
         }
@@ -428,6 +446,27 @@ mod tests {
             "{}",
             rw[rwsem.index]
         );
+    }
+
+    /// `combining` is the one delegation lock: its entry says so, and its
+    /// runner is made for the lab's combining type.
+    #[test]
+    fn the_delegation_lock_is_marked() {
+        struct TypeName;
+        impl MutexMaker<&'static str> for TypeName {
+            fn make<L: LabMutex>(&self) -> &'static str {
+                std::any::type_name::<L>()
+            }
+        }
+        let types = per_mutex(TypeName);
+        let delegating: Vec<_> = all().iter().filter(|e| e.delegates).collect();
+        assert_eq!(delegating.len(), 1, "{delegating:?}");
+        let e = delegating[0];
+        assert_eq!(e.info.name, "combining");
+        assert_eq!(e.info.family, Family::Delegation);
+        assert!(!e.peer && !e.info.fair && !e.info.blocking);
+        assert!(e.info.source.contains("SPAA 2010"), "{}", e.info.source);
+        assert!(types[e.index].ends_with("Combining"), "{}", types[e.index]);
     }
 
     #[test]

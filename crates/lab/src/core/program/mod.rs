@@ -87,13 +87,14 @@ pub fn check_program(cmd: &OsString) -> Result<()> {
 
 /// The mutexes to run under: `--locks`, or locklab's own without the
 /// adapters. Peers cannot be put under a program; `pthread` named here is the
-/// passthrough ([`PASSTHROUGH`]).
+/// passthrough ([`PASSTHROUGH`]). Nor can a delegation lock: a program
+/// calls lock and unlock, and it has neither.
 pub fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
     let entries = match list {
         Some(l) => crate::core::locks::parse_list(l)?,
         None => crate::core::registry::all()
             .iter()
-            .filter(|e| !e.peer && !e.info.name.contains('('))
+            .filter(|e| !e.peer && !e.delegates && !e.info.name.contains('('))
             .collect(),
     };
     if let Some(p) = entries.iter().find(|e| e.peer && e.info.name != BASELINE) {
@@ -103,6 +104,22 @@ pub fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
              runs through the interposer too, as {PASSTHROUGH}: the interposer's own cost)",
             list.unwrap_or_default(),
             p.info.name
+        )));
+    }
+    if let Some(d) = entries.iter().find(|e| e.delegates) {
+        let allowed: Vec<&str> = crate::core::registry::all()
+            .iter()
+            .filter(|e| (!e.peer || e.info.name == BASELINE) && !e.delegates)
+            .map(|e| e.info.name)
+            .collect();
+        return Err(LabError::input(format!(
+            "--locks {}: {} is a delegation lock: it runs closures its callers hand it, and a \
+             program's pthread_mutex_lock and unlock hand it none, so it cannot be put under a \
+             program (`bench spin --locks {}` measures it); allowed: {}",
+            list.unwrap_or_default(),
+            d.info.name,
+            d.info.name,
+            allowed.join(", ")
         )));
     }
     Ok(entries.iter().map(|e| e.info.name).collect())

@@ -5,8 +5,8 @@
 //!
 //! "Best lock-based" is, at each update fraction, whichever strategy whose
 //! readers take a lock (a spin lock, a reader-writer lock, a big-reader
-//! lock, a per-bucket lock to count a reference, or dashmap's sharded
-//! locks) was fastest there: the envelope a lock-based design could reach.
+//! lock, a per-bucket lock to count a reference, dashmap's sharded locks,
+//! or a flat-combining mutex that runs their lookups) was fastest there: the envelope a lock-based design could reach.
 //! That is the comparison seed 003 makes with its Figure 5 (translated
 //! from the seed's text): "As long as update accesses are fewer than about
 //! one third, RCU is the best choice overall", overall meaning against
@@ -29,6 +29,7 @@ pub fn lock_based(strategy: &str) -> bool {
         "refcnt",
         "brlock",
         "dashmap",
+        "combining",
     ]
     .iter()
     .any(|s| strategy == *s || strategy.starts_with(&format!("{s}(")))
@@ -263,6 +264,7 @@ mod tests {
     fn lock_based_names() {
         assert!(lock_based("bucket-rw(rwsem)"));
         assert!(lock_based("global-spin"));
+        assert!(lock_based("combining"));
         assert!(!lock_based("rcu-qsbr"));
         assert!(!lock_based("seqlock"));
     }

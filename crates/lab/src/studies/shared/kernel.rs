@@ -287,7 +287,7 @@ struct BigLock<F> {
 fn big_lock<K: KernelRun>(name: &str) -> Option<BigLock<K::Run>> {
     struct Own<'a, K: KernelRun>(&'a str, Option<BigLock<K::Run>>);
     impl<K: KernelRun> crate::core::registry::MutexVisitor for Own<'_, K> {
-        fn visit<L: crate::core::lablock::LabLock>(&mut self, _: locklab::LockInfo, _: bool) {}
+        fn visit<L: crate::core::lablock::LabMutex>(&mut self, _: locklab::LockInfo, _: bool) {}
         fn own<R>(&mut self)
         where
             R: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
@@ -396,9 +396,15 @@ fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
                 _ => b.elide_adaptive,
             });
             let run = run.ok_or_else(|| {
+                let what = if e.delegates {
+                    "is a delegation lock, which runs closures and has no lock and unlock to call"
+                } else {
+                    "is a peer whose guard borrows its mutex"
+                };
                 LabError::input(format!(
-                    "kernel variant '{name}': {l} is a peer whose guard borrows its mutex; \
-                     the kernel's big lock must be one of locklab's own locks (see `locklab locks`)"
+                    "kernel variant '{name}': {l} {what}; the kernel's big lock, taken and released \
+                     in different places, must be one of locklab's own mutexes that lock and unlock \
+                     (`locklab locks`: neither a peer nor of family delegation)"
                 ))
             })?;
             Ok(KernelVariant {

@@ -3,7 +3,7 @@
 
 use super::runner::{self, TortureConfig, TortureReport};
 use crate::core::error::{LabError, Result};
-use crate::core::lablock::{LabLock, LabRwLock};
+use crate::core::lablock::{LabMutex, LabRwLock};
 use crate::core::registry::{self, MutexMaker, RwMaker};
 use locklab::LockInfo;
 use std::sync::OnceLock;
@@ -13,7 +13,7 @@ type Run = fn(&TortureConfig) -> TortureReport;
 
 struct Mutexes;
 impl MutexMaker<Run> for Mutexes {
-    fn make<L: LabLock>(&self) -> Run {
+    fn make<L: LabMutex>(&self) -> Run {
         runner::run::<L>
     }
 }

@@ -20,7 +20,7 @@
 //! readers seen inside together, which shows whether readers really share.
 
 use crate::core::clock::{ns_to_ticks, spin_ticks, ticks};
-use crate::core::lablock::{LabLock, LabRwLock};
+use crate::core::lablock::{LabMutex, LabRwLock};
 use crate::core::measure::{Measured, Phase, Window};
 use crate::core::results::jain;
 use crossbeam_utils::CachePadded;
@@ -177,11 +177,13 @@ type Op<L> = fn(&Shared<L>, u64, &mut SmallRng, u64) -> (bool, u64);
 
 /// Tortures a fresh mutex `L`. Never hangs itself: a hung lock's threads are
 /// left behind (still spinning or sleeping) and the report says `hung`.
-pub fn run<L: LabLock>(cfg: &TortureConfig) -> TortureReport {
+/// The section takes its thread's mark and its pause as values, so under
+/// the delegation lock it runs, unchanged, on the combiner's thread.
+pub fn run<L: LabMutex>(cfg: &TortureConfig) -> TortureReport {
     drive(cfg, L::new(), |s, me, rng, _t0| {
         let pause = ns_to_ticks(rng.random_range(0..200));
         let yield_now = rng.random_ratio(1, 64);
-        let t1 = s.lock.with(|| {
+        let t1 = s.lock.execute(move || {
             let t1 = ticks();
             critical(s, me, pause, yield_now);
             t1

@@ -49,7 +49,7 @@ impl UncontendedPlan {
 
 struct Runs;
 impl registry::MutexMaker<RepFn> for Runs {
-    fn make<L: crate::core::lablock::LabLock>(&self) -> RepFn {
+    fn make<L: crate::core::lablock::LabMutex>(&self) -> RepFn {
         runner::run_rep::<L>
     }
 }

@@ -6,7 +6,7 @@
 //! [`Companion`]): glibc skips the atomic instructions of `pthread_mutex`
 //! while a process is single-threaded, which would flatter that peer.
 
-use crate::core::lablock::LabLock;
+use crate::core::lablock::LabMutex;
 use crate::core::results::Rep;
 use serde::Serialize;
 use std::hint::black_box;
@@ -57,16 +57,18 @@ impl Drop for Companion {
 }
 
 #[inline(never)]
-fn batch<L: LabLock>(lock: &L, n: u64) {
+fn batch<L: LabMutex>(lock: &L, n: u64) {
     for _ in 0..n {
-        lock.with(|| black_box(()));
+        lock.execute(|| black_box(()));
     }
 }
 
-/// One repetition: ns per acquire+release on a fresh lock, timed in
-/// batches on a worker thread ([`crate::core::sweep::batched_cost`]: the
-/// fastest batch wholly inside the window).
-pub fn run_rep<L: LabLock>(cfg: &Config) -> Result<Rep, String> {
+/// One repetition: ns per acquire+release on a fresh lock (per request
+/// served, for the delegation lock: with nobody else asking, the caller
+/// combines its own), timed in batches on a worker thread
+/// ([`crate::core::sweep::batched_cost`]: the fastest batch wholly inside
+/// the window).
+pub fn run_rep<L: LabMutex>(cfg: &Config) -> Result<Rep, String> {
     let lock = L::new();
     crate::core::sweep::batched_cost(cfg.secs, || (), |_, n| batch(&lock, n))
 }

@@ -47,7 +47,7 @@ pub type SpinRun = fn(&SpinConfig, u32) -> std::result::Result<Rep, String>;
 
 struct Runs;
 impl registry::MutexMaker<SpinRun> for Runs {
-    fn make<L: crate::core::lablock::LabLock>(&self) -> SpinRun {
+    fn make<L: crate::core::lablock::LabMutex>(&self) -> SpinRun {
         runner::run_rep::<L>
     }
 }

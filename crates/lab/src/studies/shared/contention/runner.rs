@@ -7,16 +7,42 @@
 //! where the topology has more than one NUMA node (the machine's, or a
 //! virtual one from `LOCKLAB_TOPOLOGY`), how many hand-overs stayed within
 //! a node ([`Handovers`]).
+//!
+//! The lock is any [`LabMutex`]: a lock, whose holder runs its own critical
+//! section, or the delegation lock `combining`, whose combiner runs the
+//! section of whichever thread asked. The section is the same either way
+//! (the same lines written, the same busy work, the same stall), built
+//! from values the asking thread passes in. What is recorded of an
+//! acquisition belongs to the thread that asked, when its request returns:
+//! its count, and its wait from before the request to the moment its
+//! section began (stamped inside the section, on the thread that ran it;
+//! the time-stamp counter is one clock for every core). An acquisition
+//! counts in the window where that moment falls, for every lock alike.
+//!
+//! Every repetition checks that the sections excluded each other: each
+//! touch of a shared line is a plain load and store, so overlapping
+//! sections lose updates, and the lines must have counted every section
+//! that ran (warm-up and window alike) exactly; a repetition where they
+//! did not fails.
 
 use super::workload::{DelayDist, SharedLines, Work};
 use crate::core::clock::ticks;
-use crate::core::lablock::LabLock;
+use crate::core::lablock::LabMutex;
 use crate::core::measure::{settle_for, Hooks, Measured, Phase, Window};
 use crate::core::results::{Rep, StudyMetrics};
 use crossbeam_utils::CachePadded;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+thread_local! {
+    /// Under a delegation lock, on a topology of nodes: this benchmark
+    /// thread's [`holder`] record as of its latest request, which the
+    /// sections it runs as the combiner (its own and others') read to say
+    /// who ran them. Written only by its own thread, before each request.
+    static RUNNER: Cell<u64> = const { Cell::new(0) };
+}
 
 /// Hand-overs in the window by where they went, on a topology of more than
 /// one node: an acquisition whose previous holder was another thread is a
@@ -25,6 +51,12 @@ use std::time::Duration;
 /// acquisition). A thread that takes the lock again after itself hands
 /// nothing over and counts in neither. The NUMA-aware locks exist to raise
 /// `same_node`'s share; any other lock shows what chance gives.
+///
+/// The holder is the thread that *ran* the critical section, the one the
+/// protected data went to: under a delegation lock the combiner, not the
+/// thread that asked. A combiner running a batch of requests keeps the
+/// data, so the requests after its first hand nothing over; only a new
+/// combiner takes a hand-over, counted for the request it runs first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Handovers {
     /// From a holder on the acquirer's node.
@@ -97,7 +129,9 @@ fn is_zero(x: &u64) -> bool {
 /// Runs one repetition with `threads` threads on a fresh lock: the
 /// threads start together, run a settle period on this lock (the warm-up,
 /// discarded), and are measured over one window ([`crate::core::measure`]).
-pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String> {
+/// `Err` if the critical sections did not exclude each other (see the
+/// module documentation).
+pub fn run_rep<L: LabMutex>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String> {
     let n = threads as usize;
     // The lock and the window each get cache lines of their own: in small
     // allocations the lock could share one with what every thread polls,
@@ -130,7 +164,11 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
                         );
                         let stall = Duration::from_nanos(cfg.stall_ns);
                         let mut until_stall = cfg.stall_every;
+                        let inside = work.inside();
                         let mut handovers = Handovers::default();
+                        // Critical sections this thread asked for and got
+                        // back, in and out of the window.
+                        let mut ran = 0u64;
                         let mut rec = window.enter(i);
                         loop {
                             // Where this thread runs, asked before its wait
@@ -141,6 +179,9 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
                             } else {
                                 0
                             };
+                            if numa && L::DELEGATES {
+                                RUNNER.set(me);
+                            }
                             let t0 = ticks();
                             if rec.phase(t0) == Phase::Closed {
                                 break;
@@ -151,28 +192,36 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
                             } else {
                                 until_stall.saturating_sub(1)
                             };
-                            let (t1, prev) = lock.with(|| {
+                            // Everything the section needs is a value or
+                            // data every thread shares: it may run on the
+                            // combiner's thread.
+                            let (t1, prev, ran_by) = lock.execute(move || {
                                 let t1 = ticks();
-                                let prev = if numa {
+                                let (prev, ran_by) = if numa {
+                                    // Who runs this section: this thread
+                                    // under a lock, the combiner (read on
+                                    // its own thread) under delegation.
+                                    let ran_by = if L::DELEGATES { RUNNER.get() } else { me };
                                     let prev = last.load(Ordering::Relaxed);
-                                    last.store(me, Ordering::Relaxed);
-                                    prev
+                                    last.store(ran_by, Ordering::Relaxed);
+                                    (prev, ran_by)
                                 } else {
-                                    0
+                                    (0, 0)
                                 };
                                 lines.touch();
-                                work.inside();
+                                inside.run();
                                 if stall_now {
                                     std::thread::sleep(stall);
                                 }
-                                (t1, prev)
+                                (t1, prev, ran_by)
                             });
+                            ran += 1;
                             if numa
                                 && prev >> 16 != 0
-                                && prev >> 16 != me >> 16
+                                && prev >> 16 != ran_by >> 16
                                 && rec.phase(t1) == Phase::Open
                             {
-                                if prev & 0xffff == me & 0xffff {
+                                if prev & 0xffff == ran_by & 0xffff {
                                     handovers.same_node += 1;
                                 } else {
                                     handovers.cross_node += 1;
@@ -183,19 +232,22 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
                             }
                             work.outside();
                         }
-                        (rec.finish(), handovers)
+                        (rec.finish(), handovers, ran)
                     })
                     .expect("spawning a benchmark thread")
             })
             .collect();
         let span = window.measure(settle_for(cfg.secs), cfg.secs, Hooks::default());
-        let measured: Vec<(Measured, Handovers)> = handles
+        let measured: Vec<(Measured, Handovers, u64)> = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect();
         (span, measured)
     });
-    let (measured, handovers): (Vec<Measured>, Vec<Handovers>) = measured.into_iter().unzip();
+    let ran: u64 = measured.iter().map(|m| m.2).sum();
+    excluded(ran, &lines.counts())?;
+    let (measured, handovers): (Vec<Measured>, Vec<Handovers>) =
+        measured.into_iter().map(|(m, h, _)| (m, h)).unzip();
     let mut rep = crate::core::sweep::rep_of(&span, &measured)?;
     if numa {
         let sum = handovers
@@ -209,10 +261,22 @@ pub fn run_rep<L: LabLock>(cfg: &SpinConfig, threads: u32) -> Result<Rep, String
     Ok(rep)
 }
 
+/// Whether `ran` critical sections excluded each other, by the counts of
+/// the shared lines they all touched (none to judge by without a line).
+fn excluded(ran: u64, lines: &[u64]) -> Result<(), String> {
+    match lines.iter().find(|&&c| c != ran) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "the critical sections overlapped: {ran} ran, but a line they all write counted {c} \
+             (updates lost to a section running beside another)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::lablock::Raw;
+    use crate::core::lablock::{Combining, Raw};
 
     #[test]
     fn a_short_repetition_counts_every_threads_acquisitions() {
@@ -234,5 +298,19 @@ mod tests {
         assert!(r.p50_ns <= r.p99_ns && r.p99_ns <= r.p999_ns && r.p999_ns <= r.max_ns);
         assert!(r.jain > 0.0 && r.jain <= 1.0 + 1e-12);
         assert!((r.throughput_ops_s - r.total_ops as f64 / r.wall_s).abs() < 1e-6);
+        let c = run_rep::<Combining>(&cfg, 3).unwrap();
+        assert_eq!(c.thread_ops.len(), 3);
+        assert_eq!(c.total_ops, c.thread_ops.iter().sum::<u64>());
+    }
+
+    #[test]
+    fn lines_that_missed_a_section_fail_the_repetition() {
+        assert!(excluded(7, &[7, 7]).is_ok());
+        assert!(excluded(7, &[]).is_ok());
+        let e = excluded(7, &[7, 6]).unwrap_err();
+        assert!(
+            e.contains("overlapped") && e.contains("7 ran") && e.contains("counted 6"),
+            "{e}"
+        );
     }
 }

@@ -55,11 +55,36 @@ impl SharedLines {
             l.store(l.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
         }
     }
+
+    /// How many times each line was touched, as it reads now (after the
+    /// threads that touched it were joined). Each touch is a load and a
+    /// store, not one atomic increment: two critical sections that overlap
+    /// can lose one, so under a lock that excludes every line counts every
+    /// critical section exactly.
+    pub fn counts(&self) -> Vec<u64> {
+        self.0.iter().map(|l| l.load(Ordering::Relaxed)).collect()
+    }
+}
+
+/// The busy work inside the critical section, as a value: it travels to
+/// whichever thread runs the section (a delegation lock's combiner) and
+/// costs there what it costs on the caller's thread.
+#[derive(Debug, Clone, Copy)]
+pub struct Inside {
+    ticks: u64,
+}
+
+impl Inside {
+    /// Busy-waits the section's time.
+    #[inline(always)]
+    pub fn run(self) {
+        spin_ticks(self.ticks);
+    }
 }
 
 /// One thread's work generator, in time-stamp ticks.
 pub struct Work {
-    cs_ticks: u64,
+    inside: Inside,
     delay_ticks: f64,
     dist: DelayDist,
     rng: SmallRng,
@@ -69,17 +94,19 @@ impl Work {
     /// Work of `cs_ns` inside and a mean of `delay_ns` outside, seeded per thread.
     pub fn new(cs_ns: u64, delay_ns: u64, dist: DelayDist, seed: u64) -> Self {
         Work {
-            cs_ticks: ns_to_ticks(cs_ns),
+            inside: Inside {
+                ticks: ns_to_ticks(cs_ns),
+            },
             delay_ticks: ns_to_ticks(delay_ns) as f64,
             dist,
             rng: SmallRng::seed_from_u64(seed),
         }
     }
 
-    /// Busy work inside the critical section.
+    /// The busy work inside the critical section.
     #[inline(always)]
-    pub fn inside(&self) {
-        spin_ticks(self.cs_ticks);
+    pub fn inside(&self) -> Inside {
+        self.inside
     }
 
     /// The delay before the next acquisition.
@@ -134,6 +161,6 @@ mod tests {
         let s = SharedLines::new(3);
         s.touch();
         s.touch();
-        assert!(s.0.iter().all(|l| l.load(Ordering::Relaxed) == 2));
+        assert_eq!(s.counts(), [2, 2, 2]);
     }
 }

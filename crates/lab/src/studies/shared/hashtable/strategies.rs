@@ -11,7 +11,7 @@
 use super::epoch::EpochTable;
 use super::peers::DashTable;
 use super::runner::{run_rep, HashConfig};
-use super::tables::{Global, PerBucket, Refcnt, SeqTable, SpinLock, Unsync};
+use super::tables::{Combined, Global, PerBucket, Refcnt, SeqTable, SpinLock, Unsync};
 use crate::core::error::{LabError, Result};
 use crate::core::lablock::{LabRwLock, RawRw};
 use crate::core::registry::{self, RwEntry, RwMaker};
@@ -124,6 +124,13 @@ pub const CATALOGUE: &[Base] = &[
         read_only: false,
         summary: "a reader-writer lock L per bucket (default rw-fair)",
         kind: Kind::WithRwLock(|e| rw_runs().bucket[e.index]),
+    },
+    Base {
+        name: "combining",
+        read_only: false,
+        summary: "the table inside one flat-combining mutex (locklab CombiningMutex): every \
+                  lookup and update a request the combiner runs",
+        kind: Kind::Fixed(run_rep::<Combined>),
     },
     Base {
         name: "refcnt",
@@ -316,6 +323,7 @@ mod tests {
             "none",
             "global-rw(rw-fair)",
             "bucket-rw(rw-fair)",
+            "combining",
             "seqlock",
             "rcu",
             "rcu-qsbr",

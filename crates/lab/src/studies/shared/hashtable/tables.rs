@@ -1,8 +1,9 @@
 //! The hash tables built on locklab's locks: unsynchronized (`none`), one
 //! lock for the whole table (`global-spin`, `global-rw(L)`, `brlock`), a
 //! lock per bucket (`bucket-spin`, `bucket-rw(L)`), the spinlock with
-//! reference counts of seed 003 (`refcnt`), and a sequence count per bucket
-//! (`seqlock`).
+//! reference counts of seed 003 (`refcnt`), a sequence count per bucket
+//! (`seqlock`), and the whole table behind one flat-combining mutex
+//! (`combining`).
 //!
 //! The lock-based tables share one chain type, a singly linked list of
 //! boxed elements like the seed's `list_head` chains; an update unlinks the
@@ -178,6 +179,46 @@ impl<L: LabRwLock> HashTable for Global<L> {
     fn visit(&mut self, f: &mut dyn FnMut(Option<usize>, u64, u64)) {
         for (b, c) in self.chains.iter_mut().enumerate() {
             c.get_mut().visit(b, f);
+        }
+    }
+}
+
+/// `combining`: the whole table inside one `locklab::CombiningMutex`, each
+/// lookup and update a request that the combiner runs on the table (so
+/// lookups exclude each other, as under `global-spin`, the lock it is to be
+/// compared with). The closures carry the key and the value, nothing of
+/// their caller's thread.
+pub struct Combined {
+    table: locklab::CombiningMutex<Box<[Chain]>>,
+}
+
+impl HashTable for Combined {
+    type Reader<'t> = ();
+
+    fn build(buckets: usize, keys: u64) -> Self {
+        Combined {
+            table: locklab::CombiningMutex::new(chains(buckets, keys).into_boxed_slice()),
+        }
+    }
+
+    fn reader(&self) {}
+
+    #[inline]
+    unsafe fn lookup(&self, _: &mut (), key: u64) -> Option<u64> {
+        self.table
+            .apply(move |chains| chains[bucket_of(key, chains.len())].find(key))
+    }
+
+    #[inline]
+    fn update(&self, _: &mut (), key: u64, value: u64) {
+        self.table.apply(move |chains| {
+            chains[bucket_of(key, chains.len())].replace(key, value);
+        });
+    }
+
+    fn visit(&mut self, f: &mut dyn FnMut(Option<usize>, u64, u64)) {
+        for (b, c) in self.table.get_mut().iter().enumerate() {
+            c.visit(b, f);
         }
     }
 }
