@@ -115,9 +115,8 @@ pub fn chosen_locks(list: Option<&str>) -> Result<Vec<&'static str>> {
         return Err(LabError::input(format!(
             "--locks {}: {} is a delegation lock: it runs closures its callers hand it, and a \
              program's pthread_mutex_lock and unlock hand it none, so it cannot be put under a \
-             program (`bench spin --locks {}` measures it); allowed: {}",
+             program (the benchmarks that time a critical section measure it); allowed: {}",
             list.unwrap_or_default(),
-            d.info.name,
             d.info.name,
             allowed.join(", ")
         )));

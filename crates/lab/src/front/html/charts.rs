@@ -40,8 +40,8 @@ pub fn own_chart(meta: &RunMeta, points: &[&Point]) -> Option<String> {
     if points.is_empty() {
         return None;
     }
-    // A sweep of update fractions (`bench hash`) is of strategies, some
-    // named as registry locks are (`brlock`, `combining`): its own plot
+    // A sweep of update fractions is of a table's strategies, some named
+    // as registry locks are (`brlock`, `combining`): the study's own plot
     // draws it, against the fraction.
     if points.iter().any(|p| p.params.get("update_pct").is_some()) {
         return None;
