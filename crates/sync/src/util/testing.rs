@@ -27,9 +27,16 @@ pub const HANG: Duration = limit(Duration::from_secs(120));
 /// meant for.
 const MIRI_SLOWER: u32 = if cfg!(miri) { 100 } else { 1 };
 
-/// The size of a test's loop: `native` natively; under Miri about a
-/// hundredth of it, at most [`MIRI_MAX_ITERS`] (the longest native loops
-/// run half a million times), and never below `native.min(8)`, so a loop
+/// How much smaller [`iters`] makes a loop under Miri: twice
+/// [`MIRI_SLOWER`], so that the library's Miri run in CI fits its budget
+/// (each interleaving a loop samples costs Miri about as much as a
+/// hundred natively; half as many of them per test still exercise every
+/// path the tests name, and `-Zmiri-many-seeds` samples others).
+const MIRI_SHRINK: u64 = 2 * MIRI_SLOWER as u64;
+
+/// The size of a test's loop: `native` natively; under Miri a
+/// two-hundredth of it ([`MIRI_SHRINK`]), at most [`MIRI_MAX_ITERS`] (the
+/// longest native loops run half a million times), and never below `native.min(8)`, so a loop
 /// of a few iterations keeps them all. What a test asserts about the
 /// result (an exact count, an invariant in every section) holds for any
 /// size; only the number of interleavings one run samples shrinks, and
@@ -38,7 +45,7 @@ pub const fn iters(native: u64) -> u64 {
     if !cfg!(miri) {
         return native;
     }
-    let scaled = native / MIRI_SLOWER as u64;
+    let scaled = native / MIRI_SHRINK;
     let floor = if native < 8 { native } else { 8 };
     if scaled > MIRI_MAX_ITERS {
         MIRI_MAX_ITERS
@@ -50,7 +57,7 @@ pub const fn iters(native: u64) -> u64 {
 }
 
 /// The most iterations [`iters`] gives a loop under Miri.
-const MIRI_MAX_ITERS: u64 = 500;
+const MIRI_MAX_ITERS: u64 = 250;
 
 /// The number of threads for a contention test: `native` natively, at
 /// most 3 under Miri (still more than two contenders, so queues form
