@@ -299,7 +299,7 @@ fn uncontended_measures_both_references_beside_the_locks() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let points = v["points"].as_array().unwrap();
     let names: Vec<&str> = points.iter().map(|p| p["lock"].as_str().unwrap()).collect();
-    assert_eq!(names, ["floor", "floor-2rmw", "k42"]);
+    assert_eq!(names, ["floor", "floor-u8", "floor-2rmw", "k42"]);
     assert_eq!(points[0]["ratio_to_floor"], 1.0);
     for p in points {
         assert_eq!(p["reps"], 2, "{p}");

@@ -29,13 +29,14 @@
 //!   *stamp* in the word. A spinner that sees the stamp change knows the
 //!   lock is moving, even when one thread releases and re-takes it between
 //!   two of the spinner's looks (the common case: a busy owner wins its own
-//!   lock back), which the owner's index alone would not show. Without a
-//!   spinner the word holds no stamp, so the fast paths are a single
-//!   compare-and-swap each; with one, an acquisition tries a second CAS on
-//!   the value the first one returned, and a release is still one CAS (it
-//!   keeps the bit and the stamp). Sending those to the out-of-line paths
-//!   instead cost a busy owner about a tenth of its rate at 8 and 16
-//!   threads (measured side by side).
+//!   lock back). Without a spinner the word holds no stamp, so an
+//!   uncontended acquisition is one compare-and-swap of 0 to `LOCKED`;
+//!   with one, an acquisition tries a second CAS on the value the first one
+//!   returned. Sending those to the out-of-line paths instead cost a busy
+//!   owner about a tenth of its rate at 8 and 16 threads (measured side by
+//!   side). A release is one `fetch_sub` of `LOCKED`, whatever else the
+//!   word holds (it keeps the bit and the stamp), and looks at the flags
+//!   only in the value it returns.
 //! - Each lock learns its **time per hold while moving**: a spinner divides
 //!   the time until the last new acquisition it saw by the number it saw,
 //!   and folds that into a running mean when it finishes (nobody pays
@@ -88,53 +89,61 @@
 //! # The lock word
 //!
 //! ```text
-//!  31                      18 17          4     3        2         1        0
-//! | owner thread index + 1   |   stamp     | SPINNING | HANDOFF | WAITERS | LOCKED |
+//!  31                        4     3          2         1        0
+//! |          stamp            | SPINNING | HANDOFF | WAITERS | LOCKED |
 //! ```
 //!
-//! - `LOCKED` with a non-zero owner: held. `LOCKED` with owner 0: handed
-//!   over by an unlock, to be picked up by a thread that has slept.
+//! - `LOCKED`: held.
 //! - `WAITERS`: some thread sleeps (or is about to) on the futex, so unlock
-//!   must wake one. A plain unlock clears it and wakes one sleeper; a thread
-//!   that has slept takes the lock with `WAITERS` set again, since others
-//!   may still sleep (the three-state futex mutex's rule, Drepper, "Futexes
-//!   Are Tricky"). Since that makes `WAITERS` conservative, unlock also
-//!   checks the count of threads in the slow path (below) and makes the
-//!   wake-up system call only when one of them may be asleep.
+//!   must wake one. An unlock that finds it clears it (in the free word)
+//!   and wakes one sleeper; a thread that has slept takes the lock with
+//!   `WAITERS` set again, since others may still sleep (the three-state
+//!   futex mutex's rule, Drepper, "Futexes Are Tricky"). Since that makes
+//!   `WAITERS` conservative, unlock also checks the count of threads in the
+//!   slow path (below) and makes the wake-up system call only when one of
+//!   them may be asleep.
 //! - `HANDOFF`: a thread has been in the slow path longer than
-//!   [`HANDOFF_AFTER`] (1 ms, as the kernel's `MUTEX_FLAG_HANDOFF` policy).
-//!   The next unlock does not free the lock but hands it over (owner 0,
-//!   `LOCKED` kept) and wakes a sleeper; spinners and newcomers cannot
-//!   steal it meanwhile. Otherwise newcomers and spinners may steal the
-//!   lock from a woken sleeper, which is what makes the mutex fast under
-//!   contention. `unlock_fair` always hands over when somebody sleeps. The
-//!   futex wakes sleepers in arrival order, so the thread that picks a
-//!   handed-over lock up is one of the longest sleepers, though not
-//!   necessarily the one that asked.
+//!   [`HANDOFF_AFTER`] (1 ms, as the kernel's `MUTEX_FLAG_HANDOFF` policy),
+//!   or an `unlock_fair` found sleepers. A free word with `HANDOFF` is
+//!   *reserved*: only a thread of the slow path may take it, and the unlock
+//!   that freed it wakes one; spinners, newcomers and `try_lock` leave it
+//!   alone (a spinner leaves for the slow path). Without it, newcomers and
+//!   spinners may steal the lock from a woken sleeper, which is what makes
+//!   the mutex fast under contention. The futex wakes sleepers in arrival
+//!   order, so the thread that takes a reserved lock is one of the longest
+//!   sleepers, though not necessarily the one that asked; whoever takes it
+//!   clears the bit, and a starving thread that did not get it asks again.
 //! - `SPINNING` and the stamp: see above. Only the spinner at the head of
-//!   the queue sets and clears `SPINNING`; every other write keeps it.
-//!   While it is set, the word is never 0, so acquisitions and releases
-//!   take the paths that keep the stamp moving.
+//!   the queue sets and clears `SPINNING`, and it clears the stamp with it;
+//!   every other write keeps both. So a word without `SPINNING` has no
+//!   stamp, and the uncontended paths find 0 and `LOCKED`.
 //!
-//! A hand-over must reach somebody, or the lock stays locked for ever, and
-//! `WAITERS` may be stale. So the mutex counts the threads in its slow path
-//! (`sleepers`, beside the word) and hands over only while that count is
-//! positive; any counted thread picks a handed-over lock up. A counted
-//! thread leaves the count only once it holds the lock, or, after a
-//! timeout, just before a `Release` CAS that either leaves (and then a
-//! racing hand-over CAS fails, and its retry, `Acquire` on failure, sees
-//! the count lowered) or fails because the hand-over came first (and then
-//! the leaver picks the lock up). The loom model found the deadlock that a
-//! hand-over on `WAITERS` alone causes.
+//! There is no owner field: nothing in the mutex reads one (user space
+//! cannot see whether the owner runs), and recording it cost every
+//! acquisition a thread-local read and every release a load of the word
+//! before its read-modify-write: on an AMD EPYC that load after a locked
+//! instruction on the same word cost about 1.5 ns a pair, a fifth of it
+//! (measured in one process against `std` and `parking_lot`, see
+//! docs/library.md, "Where the fast path goes").
+//!
+//! A reservation must reach somebody, or the lock stays unusable for ever,
+//! and `WAITERS` may be stale. So the mutex counts the threads in its slow
+//! path (`sleepers`, beside the word) and keeps a free word reserved only
+//! while that count is positive; any counted thread may take a reserved
+//! word. A counted thread leaves the count only once it holds the lock, or,
+//! after a timeout, just before a CAS that either leaves (its `HANDOFF`
+//! request with it) or, finding the word free, takes it, reserved or not.
+//! So a reserved free word always has a taker. The loom model found the
+//! deadlock that a hand-over on `WAITERS` alone causes.
 //!
 //! # Orderings
 //!
 //! - Every acquisition (fast-path CAS, a steal before queueing, a
-//!   spinner's CAS, a sleeper's CAS of a free word, the pick-up of a
-//!   handed-over word) is `Acquire`, and every release (the plain unlock's
-//!   CAS, the slow unlock's CAS) is `Release`; all writes to the word are
-//!   read-modify-writes, so each acquisition reads the value written by
-//!   the release before it.
+//!   spinner's CAS, a sleeper's CAS of a free word) is `Acquire`, and every
+//!   release (the unlock's `fetch_sub`, the fair unlock's CAS) is
+//!   `Release`; all writes to the word are read-modify-writes, so each
+//!   acquisition reads the value written by the release before it (or a
+//!   later flag change in its release sequence).
 //! - No wake-up is lost: a sleeper's CAS that sets `WAITERS` and the
 //!   unlock's CAS are read-modify-writes of the same word, so either the
 //!   sleeper's comes first (the unlock sees `WAITERS`) or the unlock's does
@@ -143,21 +152,26 @@
 //!   with going to sleep.
 //! - Skipping the wake-up when no thread is counted: a sleeper increments
 //!   the count before its `WAITERS` CAS, which is `Release` and which it
-//!   makes even when the flag is already set; the unlock's CAS is
-//!   `Acquire` and changes the word the sleeper sleeps on, so it reads the
-//!   sleeper's write or a later one and the count load after it sees the
-//!   increment. So a thread that may be asleep is always counted.
-//! - Handing over to a counted thread: the slow unlock decides from the
-//!   word it is about to replace and from the count, which it reads
-//!   before its CAS. So the load of that word is `Acquire` too (and so is
-//!   a failed CAS, which reloads it): a word that shows a sleeper's
-//!   `WAITERS` or `HANDOFF` was written by that sleeper's `Release` CAS or
-//!   by a later read-modify-write, and the count load after it sees the
-//!   sleeper's increment. With a `Relaxed` load the count could read an
-//!   older 0 on a weakly ordered machine: `unlock_fair` then freed the lock
-//!   with a sleeper waiting, and a starving sleeper's `HANDOFF` went
-//!   unanswered (found by Miri's weak-memory emulation; no wake-up was
-//!   lost, as the point above shows, only the hand-over).
+//!   makes even when the flag is already set. An unlock that sees
+//!   `WAITERS` in the value its `fetch_sub` returned clears the flag in
+//!   the free word with a CAS that is `AcqRel`: a read-modify-write reads
+//!   the latest value of the word, so it reads the sleeper's write (or a
+//!   later one) and the count load after it sees the increment. A sleeper
+//!   whose CAS comes later found a word that the `fetch_sub` had freed, so
+//!   its CAS on a held word failed and it took the lock instead of
+//!   sleeping. So a thread that may be asleep is always counted, and an
+//!   unlock whose `fetch_sub` returned no `WAITERS` has nobody to wake.
+//! - Reserving for a counted thread: the unlock decides from the word it
+//!   is about to replace and from the count, which it reads before its
+//!   CAS. So the load of that word is `Acquire` too (and so is a failed
+//!   CAS, which reloads it): a word that shows a sleeper's `WAITERS` or
+//!   `HANDOFF` was written by that sleeper's `Release` CAS or by a later
+//!   read-modify-write, and the count load after it sees the sleeper's
+//!   increment. With a `Relaxed` load the count could read an older 0 on a
+//!   weakly ordered machine: `unlock_fair` then freed the lock with a
+//!   sleeper waiting, and a starving sleeper's `HANDOFF` went unanswered
+//!   (found by Miri's weak-memory emulation; no wake-up was lost, as the
+//!   point above shows, only the hand-over).
 //! - `SPINNING` is set and cleared `Relaxed`: it publishes nothing; losing
 //!   a race with it only costs a sample of progress.
 //! - The spinner queue is a CLH lock with timeout ([`RawClh::acquire_while`]);
@@ -175,22 +189,20 @@ use crate::info::{Described, Family, LockInfo};
 use crate::spin::clh::RawClh;
 use crate::util::pause;
 use crate::util::sync::{yield_now, AtomicU32, Ordering};
-use crate::util::thread_index;
 
 const LOCKED: u32 = 1;
 const WAITERS: u32 = 1 << 1;
 const HANDOFF: u32 = 1 << 2;
 const SPINNING: u32 = 1 << 3;
-/// The acquisition stamp, bits 4..18: bumped by every acquisition while
+/// The acquisition stamp, bits 4..32: bumped by every acquisition while
 /// `SPINNING` is set, so that the spinner sees the lock turn over even
 /// when one thread keeps re-taking it. It wraps; only changes matter.
 const STAMP_SHIFT: u32 = 4;
 const STAMP_ONE: u32 = 1 << STAMP_SHIFT;
-const OWNER_SHIFT: u32 = 18;
-const STAMP_MASK: u32 = (1 << OWNER_SHIFT) - STAMP_ONE;
 const FLAGS: u32 = STAMP_ONE - 1;
-
-const _: () = assert!(thread_index::MAX_THREADS < 1 << (32 - OWNER_SHIFT));
+const STAMP_MASK: u32 = !FLAGS;
+/// `SPINNING` moved onto the stamp's lowest bit: what [`acquired`] adds.
+const _: () = assert!(SPINNING << 1 == STAMP_ONE);
 
 /// What sleeping on a futex and being woken cost together, ns: the
 /// futex system calls and two context switches, about 5–20 µs on current
@@ -315,33 +327,12 @@ impl<P: SpinPolicy> core::fmt::Debug for RawHybridMutex<P> {
     }
 }
 
+/// The word of an acquisition of free `s`: flags kept, `LOCKED`, and the
+/// stamp bumped if a spinner watches (`SPINNING` shifted onto the stamp's
+/// lowest bit: one `STAMP_ONE` or nothing, wrapping within the stamp).
 #[inline]
-fn owner_bits() -> u32 {
-    (thread_index::current() + 1) << OWNER_SHIFT
-}
-
-#[inline]
-fn owner(s: u32) -> u32 {
-    s >> OWNER_SHIFT
-}
-
-/// The word of a fresh acquisition by `me` of free (or handed-over) `s`:
-/// flags kept, stamp bumped, owner set, `LOCKED`.
-#[inline]
-fn acquired(s: u32, me: u32) -> u32 {
-    (s & FLAGS) | (s.wrapping_add(STAMP_ONE) & STAMP_MASK) | LOCKED | me
-}
-
-/// What a release of `s` keeps: `SPINNING` and the stamp while a spinner
-/// watches, nothing otherwise (so that the next uncontended acquisition
-/// finds 0 and takes the one-CAS fast path).
-#[inline]
-fn watched(s: u32) -> u32 {
-    if s & SPINNING != 0 {
-        s & (STAMP_MASK | SPINNING)
-    } else {
-        0
-    }
+fn acquired(s: u32) -> u32 {
+    s.wrapping_add((s & SPINNING) << 1) | LOCKED
 }
 
 /// Acquisitions between two stamps (modulo the stamp's 14 bits).
@@ -404,70 +395,65 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     /// Takes the mutex, spinning or sleeping as long as needed.
     #[inline]
     pub fn acquire(&self) {
-        let me = owner_bits();
-        if let Err(s) =
-            self.state
-                .compare_exchange(0, me | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+        if let Err(s) = self
+            .state
+            .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
         {
             // Free but watched by a spinner (or flagged): one more CAS on the
             // value the first one returned, before anything slower. While a
             // spinner watches, every acquisition by a busy owner comes here.
+            // A reserved word (HANDOFF) is for the slow path.
             if s & (LOCKED | HANDOFF) != 0
                 || self
                     .state
-                    .compare_exchange(s, acquired(s, me), Ordering::Acquire, Ordering::Relaxed)
+                    .compare_exchange(s, acquired(s), Ordering::Acquire, Ordering::Relaxed)
                     .is_err()
             {
-                self.acquire_contended(me, None);
+                self.acquire_contended(None);
             }
         }
     }
 
-    /// Takes the mutex if it is free right now (never spins or sleeps).
+    /// Takes the mutex if it is free right now and not reserved for a
+    /// sleeper (never spins or sleeps).
     #[inline]
     pub fn try_acquire(&self) -> bool {
         let s = self.state.load(Ordering::Relaxed);
-        s & LOCKED == 0
+        s & (LOCKED | HANDOFF) == 0
             && self
                 .state
-                .compare_exchange(
-                    s,
-                    acquired(s, owner_bits()),
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                )
+                .compare_exchange(s, acquired(s), Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
     }
 
     /// Takes the mutex unless `deadline` passes first; whether it did.
     pub fn acquire_until(&self, deadline: Instant) -> bool {
-        let me = owner_bits();
         self.state
-            .compare_exchange(0, me | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
-            || self.acquire_contended(me, Some(deadline))
+            || self.acquire_contended(Some(deadline))
     }
 
     #[cold]
     #[inline(never)]
-    fn acquire_contended(&self, me: u32, deadline: Option<Instant>) -> bool {
+    fn acquire_contended(&self, deadline: Option<Instant>) -> bool {
         // Free but flagged (a spinner watches, or sleepers wait): take it
         // before queueing, as the kernel's trylock before the spinner queue.
         let s = self.state.load(Ordering::Relaxed);
         if s & (LOCKED | HANDOFF) == 0
             && self
                 .state
-                .compare_exchange(s, acquired(s, me), Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(s, acquired(s), Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
         {
             return true;
         }
-        self.spin(me) || self.sleep(me, deadline)
+        self.spin() || self.sleep(deadline)
     }
 
     /// The mid path: join the spinner queue; at its head, spin on the word
     /// while the owner makes progress. Whether we got the mutex.
-    fn spin(&self, me: u32) -> bool {
+    fn spin(&self) -> bool {
         let patience = P::patience_ns(self.mean_hold_ns.load(StatOrdering::Relaxed));
         if patience == 0 {
             return false;
@@ -497,10 +483,17 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         let mut yields = 0;
         let mut yielded = false;
         let got = loop {
+            if s & HANDOFF != 0 {
+                // A sleeper is starving, or the lock is reserved for the
+                // slow path: leave it to the sleepers.
+                break false;
+            }
             if s & LOCKED == 0 {
+                // Taken with our bit and the stamp cleared: no spinner
+                // watches now.
                 match self.state.compare_exchange_weak(
                     s,
-                    acquired(s, me) & !SPINNING,
+                    (s & FLAGS & !SPINNING) | LOCKED,
                     Ordering::Acquire,
                     Ordering::Relaxed,
                 ) {
@@ -510,10 +503,6 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
                         continue;
                     }
                 }
-            }
-            if s & HANDOFF != 0 {
-                // A sleeper is starving: leave the lock to it.
-                break false;
             }
             if s & STAMP_MASK != stamp {
                 stamp = s & STAMP_MASK;
@@ -551,7 +540,8 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             s = self.state.load(Ordering::Relaxed);
         };
         if !got {
-            self.state.fetch_and(!SPINNING, Ordering::Relaxed);
+            self.state
+                .fetch_and(!(SPINNING | STAMP_MASK), Ordering::Relaxed);
         }
         // SAFETY: the token is this acquisition of the spinner queue.
         unsafe { self.spinners.release(token) };
@@ -582,7 +572,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     /// The slow path: sleep on the futex until the mutex is ours, or until
     /// `deadline`. Whether we got it.
     #[cold]
-    fn sleep(&self, me: u32, deadline: Option<Instant>) -> bool {
+    fn sleep(&self, deadline: Option<Instant>) -> bool {
         let mut starvation = Starvation::new();
         let mut slept = false;
         // Counted until we hold the mutex (a releaser that sees us may hand
@@ -591,31 +581,15 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             if s & LOCKED == 0 {
-                // Free. Having slept, take it marked contended: others may
-                // still sleep, and our unlock must then wake one.
-                let new = acquired(s, me) | if slept { WAITERS } else { 0 };
+                // Free, or reserved for us sleepers: take it, answering
+                // any HANDOFF request (a starving thread that did not get
+                // it asks again). Having slept, take it marked contended:
+                // others may still sleep, and our unlock must then wake one.
+                let new = acquired(s & !HANDOFF) | if slept { WAITERS } else { 0 };
                 match self
                     .state
                     .compare_exchange(s, new, Ordering::Acquire, Ordering::Relaxed)
                 {
-                    Ok(_) => {
-                        self.got_it_in_slow_path(slept);
-                        return true;
-                    }
-                    Err(now) => {
-                        s = now;
-                        continue;
-                    }
-                }
-            }
-            if owner(s) == 0 {
-                // Handed over to the slow path: pick it up.
-                match self.state.compare_exchange(
-                    s,
-                    acquired(s & !HANDOFF, me),
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                ) {
                     Ok(_) => {
                         self.got_it_in_slow_path(slept);
                         return true;
@@ -644,7 +618,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
             s = want;
             starvation.sleeping();
             if futex::wait(&self.state, s, deadline) == Wake::TimedOut {
-                return self.give_up(me);
+                return self.give_up();
             }
             slept = true;
             s = self.state.load(Ordering::Relaxed);
@@ -669,18 +643,16 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     /// if it came free (or was handed to us) meanwhile; otherwise leave
     /// without losing a wake-up that may have been meant for us.
     #[cold]
-    fn give_up(&self, me: u32) -> bool {
-        // Uncounted before the CAS below, which is Release: a releaser whose
-        // hand-over CAS loses against it reads the new count (see
-        // `release_slow`); one whose CAS wins makes ours fail, and then we
-        // pick the handed-over mutex up.
+    fn give_up(&self) -> bool {
+        // Uncounted before the CAS below, which is Release: an unlock whose
+        // reserving CAS loses against it reads the new count (see
+        // `settle`); one whose CAS wins leaves a free word, which we take.
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             let (new, got) = if s & LOCKED == 0 {
-                (acquired(s, me) | WAITERS, true)
-            } else if owner(s) == 0 {
-                (acquired(s & !HANDOFF, me), true)
+                // Free or reserved: ours (so a reservation never strands).
+                (acquired(s & !HANDOFF) | WAITERS, true)
             } else {
                 // Leave. Our HANDOFF request goes (a starving peer asks
                 // again); WAITERS stays set, so the holder's unlock wakes
@@ -708,16 +680,11 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     /// The caller must hold the mutex.
     #[inline]
     pub unsafe fn release(&self) {
-        let s = self.state.load(Ordering::Relaxed);
-        // Without sleepers to wake or a handoff to make: free, keeping a
-        // watching spinner's bit and stamp.
-        if s & (WAITERS | HANDOFF) != 0
-            || self
-                .state
-                .compare_exchange(s, watched(s), Ordering::Release, Ordering::Relaxed)
-                .is_err()
-        {
-            self.release_slow(false);
+        // Free, keeping a watching spinner's bit and stamp and any flag;
+        // only then look at what the word held.
+        let old = self.state.fetch_sub(LOCKED, Ordering::Release);
+        if old & (WAITERS | HANDOFF) != 0 {
+            self.settle(false);
         }
     }
 
@@ -727,23 +694,35 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     /// # Safety
     /// The caller must hold the mutex.
     pub unsafe fn release_fair(&self) {
-        self.release_slow(true);
+        self.settle(true);
     }
 
+    /// The unlock's slow part. Fair: the caller still holds the lock, and
+    /// this frees it reserved for the slow path if anybody sleeps. Not
+    /// fair: the caller's `fetch_sub` has freed the word, which showed
+    /// `WAITERS` or `HANDOFF`; this clears `WAITERS`, keeps the word
+    /// reserved if a starving thread asked (and is still counted), and
+    /// wakes a sleeper.
     #[cold]
-    fn release_slow(&self, fair: bool) {
-        // Acquire: the hand-over decision below reads `sleepers` before our
-        // CAS, so the word we decide on must carry the count with it (see
-        // the module's orderings).
+    fn settle(&self, fair: bool) {
+        // Acquire: the reservation below reads `sleepers` before our CAS,
+        // so the word we decide on must carry the count with it (see the
+        // module's orderings).
         let mut s = self.state.load(Ordering::Acquire);
         loop {
-            // Hand over only to a thread that is certain to pick it up: one
+            if !fair && s & LOCKED != 0 {
+                // Already taken again: by a counted thread, or (if nothing
+                // was reserved) by a newcomer. The flags we found are still
+                // in the word, so that holder's unlock wakes a sleeper.
+                return;
+            }
+            // Reserve only for a thread that is certain to take it: one
             // counted in the slow path. (WAITERS alone may be stale, and a
-            // lock handed to nobody would stay locked for ever.)
-            let hand_over = (fair || s & HANDOFF != 0)
-                && s & WAITERS != 0
+            // word reserved for nobody would stay unusable for ever.)
+            let reserve = (fair || s & HANDOFF != 0)
+                && s & (WAITERS | HANDOFF) != 0
                 && self.sleepers.load(Ordering::Relaxed) > 0;
-            let new = watched(s) | if hand_over { LOCKED | WAITERS } else { 0 };
+            let new = (s & !(LOCKED | WAITERS | HANDOFF)) | if reserve { HANDOFF } else { 0 };
             // Acquire on failure: after losing against a timed waiter's
             // leaving CAS, the next `sleepers` load sees it uncounted.
             match self
@@ -757,11 +736,9 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         // WAITERS is conservative (a thread that slept sets it again when it
         // takes the lock, in case others still sleep); the count is exact
         // about who may be asleep, so a release after the last sleeper left
-        // makes no system call.
-        if s & WAITERS != 0 && self.sleepers.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        if s & WAITERS != 0 {
+        // makes no system call. A reserved word (HANDOFF) has a counted
+        // taker, who may be asleep.
+        if s & (WAITERS | HANDOFF) != 0 && self.sleepers.load(Ordering::Relaxed) > 0 {
             futex::wake_one(&self.state);
         }
     }
@@ -854,9 +831,7 @@ mod tests {
     fn uncontended_lock_and_unlock_touch_one_word() {
         let m = Adaptive::new();
         m.acquire();
-        let s = m.state.load(Ordering::Relaxed);
-        assert_eq!(s & LOCKED, LOCKED);
-        assert_eq!(owner(s), thread_index::current() + 1, "owner recorded");
+        assert_eq!(m.state.load(Ordering::Relaxed), LOCKED);
         assert!(!m.try_acquire());
         // SAFETY: held.
         unsafe { m.release() };
@@ -881,8 +856,7 @@ mod tests {
             // queueing takes it and bumps the stamp.
             m.acquire();
             let s = m.state.load(Ordering::Relaxed);
-            assert_eq!(s & (LOCKED | SPINNING), LOCKED | SPINNING);
-            assert_eq!(owner(s), thread_index::current() + 1);
+            assert_eq!(s & FLAGS, LOCKED | SPINNING);
             // SAFETY: held.
             unsafe { m.release() };
         }
@@ -892,13 +866,13 @@ mod tests {
     }
 
     #[test]
-    fn the_stamp_wraps_and_keeps_flags_and_owner_apart() {
+    fn the_stamp_moves_only_while_watched_wraps_and_keeps_the_flags() {
         let top = STAMP_MASK | WAITERS | SPINNING;
-        let next = acquired(top, 7 << OWNER_SHIFT);
+        let next = acquired(top);
         assert_eq!(next & STAMP_MASK, 0, "wrapped");
         assert_eq!(next & FLAGS, LOCKED | WAITERS | SPINNING);
-        assert_eq!(owner(next), 7);
         assert_eq!(turnovers(top & STAMP_MASK, next & STAMP_MASK), 1);
+        assert_eq!(acquired(WAITERS), LOCKED | WAITERS, "no spinner, no stamp");
     }
 
     #[test]
@@ -952,12 +926,23 @@ mod tests {
         with_sleepers(&m, 1, |inside| {
             // SAFETY: the main thread holds the mutex.
             unsafe { m.release_fair() };
-            // Handed over: still locked (by nobody yet, or by the sleeper)
-            // unless the sleeper has already been through and released.
+            // Handed over: reserved for the sleeper, or taken by it, unless
+            // the sleeper has already been through and released; either
+            // way this newcomer cannot take it first.
             let s = m.state.load(Ordering::SeqCst);
             assert!(
-                s & LOCKED != 0 || inside.load(Ordering::SeqCst) == 1,
+                s & (LOCKED | HANDOFF) != 0 || inside.load(Ordering::SeqCst) == 1,
                 "unlock_fair freed the lock with a sleeper waiting"
+            );
+            let stolen = m.try_acquire();
+            let through = inside.load(Ordering::SeqCst) == 1;
+            if stolen {
+                // SAFETY: just taken.
+                unsafe { m.release() };
+            }
+            assert!(
+                !stolen || through,
+                "a newcomer took a lock handed to a sleeper"
             );
         });
     }

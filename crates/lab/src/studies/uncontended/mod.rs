@@ -16,7 +16,7 @@ use crate::core::study::Study;
 use crate::core::study::{Ctx, Outcome};
 use crate::core::sweep::{Group, RepRun};
 use args::UncontendedArgs;
-use floor::{Floor, Floor2Rmw};
+use floor::{Floor, Floor2Rmw, FloorU8};
 pub use runner::{BENCH, FLOOR};
 use serde_json::{json, Value};
 
@@ -24,9 +24,11 @@ use serde_json::{json, Value};
 pub type RepFn = fn(&runner::Config) -> std::result::Result<Rep, String>;
 
 /// The references every uncontended comparison measures besides the locks:
-/// the physical floor (which ratios refer to) and the two-RMW floor.
-pub const REFERENCES: [(&str, RepFn); 2] = [
+/// the physical floor (which ratios refer to), the same on a byte, and the
+/// two-RMW floor.
+pub const REFERENCES: [(&str, RepFn); 3] = [
     (FLOOR, runner::run_rep::<Floor>),
+    ("floor-u8", runner::run_rep::<FloorU8>),
     ("floor-2rmw", runner::run_rep::<Floor2Rmw>),
 ];
 
