@@ -29,9 +29,11 @@ pub type RawMutex = RawHybridMutex<AdaptiveSpin>;
 /// `unlock_fair`. What keeps a waiter from starving differs:
 /// `parking_lot` unlocks fairly every 0.5 ms on average, this mutex hands
 /// the lock to a sleeper that has waited 1 ms (see
-/// [`block::mutex`](crate::block::mutex)). Uncontended it costs more than
-/// `parking_lot`'s on an Intel Xeon (19.7 against 12.1 ns a pair, see
-/// "Choose a lock" in the crate documentation), less under contention.
+/// [`block::mutex`](crate::block::mutex)). Uncontended it costs less than
+/// `parking_lot`'s on the lab's AMD EPYC guest (5.63 against 6.57 ns a
+/// pair since git 161a57f; the Intel Xeon, where it cost 19.7 against
+/// 12.1 before, was not re-measured); see "Choose a lock" in the crate
+/// documentation.
 /// Every other algorithm keeps its own name
 /// ([`HybridMutex`](crate::HybridMutex) is this one, [`McsMutex`](crate::McsMutex),
 /// [`Futex3Mutex`](crate::Futex3Mutex), …).
