@@ -13,6 +13,7 @@
 //! | 0      | `__lock`    | owner's thread id (recursive, error-checking) |
 //! | 4      | `__count`   | recursion count                           |
 //! | 0..8   |             | holder's thread pointer (default type)    |
+//! | 8      | `__owner`   | wakes owed at release (recursive, error-checking) |
 //! | 12     | `__nusers`  | state word of the cell ([`crate::slot`])  |
 //! | 16     | `__kind`    | type, and glibc's flags                   |
 //! | 24..40 | `__list`    | the cell, or its block's address          |
@@ -41,10 +42,20 @@
 //! only if it holds the mutex (it wrote it, and nobody else writes until
 //! it clears it), so the check is exact; it costs a store on lock and a
 //! load on unlock.
+//!
+//! **Wakes owed at the release.** A condition variable signalled by the
+//! holder defers its wake to the mutex's release ([`crate::cond`]): the
+//! holder marks the mutex ([`owe_at_release`]), by setting bit 0 of its
+//! own pointer in the holder word (the default type; a thread pointer is
+//! aligned) or the word at offset 8 (recursive and error-checking), and
+//! every release path pays after releasing ([`crate::cond::pay_owed`]).
+//! The default type's fast release pays nothing for the check: the marked
+//! word fails the comparison with the caller's pointer that it makes
+//! anyway, and the mismatch is handled out of line.
 
 use crate::config;
 use crate::ops::{mutex_init, mutex_lock, mutex_try_lock, mutex_unlock, MutexCell, MutexOps};
-use crate::{profile, real, slot};
+use crate::{cond, profile, real, slot};
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec};
@@ -86,20 +97,121 @@ unsafe fn now_held(m: *mut pthread_mutex_t) {
     unsafe { holder(m) }.store(profile::thread_pointer(), Ordering::Relaxed);
 }
 
-/// Whether the caller holds the default-type mutex `m`; if so, forgets it
-/// as the holder (the caller releases it next).
+/// What a release finds in a mutex of ours.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Release {
+    /// The caller holds it: release it.
+    Plain,
+    /// The caller holds it and owes condition variable wake-ups at its
+    /// release ([`owe_at_release`]): release it, then pay them
+    /// ([`cond::pay_owed`]).
+    Owing,
+    /// The caller does not hold it.
+    NotHeld,
+}
+
+/// Whether the caller holds the default-type mutex `m` (and owes wake-ups
+/// at its release); if so, forgets it as the holder (the caller releases
+/// it next).
 ///
 /// # Safety
 /// As for [`holder`].
 #[inline(always)]
-unsafe fn release_held(m: *mut pthread_mutex_t) -> bool {
+unsafe fn release_held(m: *mut pthread_mutex_t) -> Release {
     // SAFETY: the caller's contract.
     let h = unsafe { holder(m) };
-    if h.load(Ordering::Relaxed) != profile::thread_pointer() {
-        return false;
+    let me = profile::thread_pointer();
+    let v = h.load(Ordering::Relaxed);
+    if v != me {
+        return release_unusual(h, v, me);
     }
     h.store(0, Ordering::Relaxed);
-    true
+    Release::Plain
+}
+
+/// [`release_held`] off its fast path: the holder word marked with
+/// [`OWES`], or another thread's (or nobody's).
+#[cold]
+#[inline(never)]
+fn release_unusual(h: &AtomicUsize, v: usize, me: usize) -> Release {
+    if v != me | OWES {
+        return Release::NotHeld;
+    }
+    h.store(0, Ordering::Relaxed);
+    Release::Owing
+}
+
+/// The mark in a default-type mutex's holder word (a thread pointer, which
+/// is aligned) that its holder owes wake-ups at its release.
+const OWES: usize = 1;
+/// The word of a recursive or error-checking mutex of ours (glibc's
+/// `__owner`, unused by ours) that says the same, 1 or 0.
+const OWED: usize = 8;
+
+/// Whether the calling thread holds `m`, a live mutex of ours (then a
+/// condition variable signalled under it can defer its wake-ups to its
+/// release: [`owe_at_release`]). False for the C library's objects.
+///
+/// # Safety
+/// `m` points to a live `pthread_mutex_t`, and the configuration is one
+/// of locklab's locks.
+pub unsafe fn held_here(m: *mut pthread_mutex_t) -> bool {
+    // SAFETY: the caller's contract.
+    let k = unsafe { kind(m) };
+    if k & GLIBC_ONLY != 0 {
+        return false;
+    }
+    match k & 3 {
+        RECURSIVE | ERRORCHECK => {
+            // SAFETY: the owner word of a live object of ours.
+            unsafe { slot::owner(m.cast::<u8>().add(OWNER)) }.load(Ordering::Relaxed) == slot::tid()
+        }
+        // SAFETY: a default-type mutex of ours: its holder word (only its
+        // holder writes it with its own pointer, so the test is exact).
+        _ => unsafe { holder(m) }.load(Ordering::Relaxed) & !OWES == profile::thread_pointer(),
+    }
+}
+
+/// Marks `m`, which the caller holds ([`held_here`]), so that its release
+/// (by `pthread_mutex_unlock`, or by a condition wait) calls
+/// [`cond::pay_owed`] once the mutex is free. The default type's fast
+/// release pays nothing for it: the mark changes the holder word, whose
+/// comparison it makes anyway, and a mismatch goes out of line.
+///
+/// # Safety
+/// As for [`held_here`], which said yes.
+pub unsafe fn owe_at_release(m: *mut pthread_mutex_t) {
+    // SAFETY: the caller's contract.
+    match unsafe { kind(m) } & 3 {
+        RECURSIVE | ERRORCHECK => {
+            // SAFETY: the holder's own word of a live object of ours.
+            unsafe { slot::owner(m.cast::<u8>().add(OWED)) }.store(1, Ordering::Relaxed)
+        }
+        // SAFETY: as above; only the holder writes it.
+        _ => unsafe { holder(m) }.store(profile::thread_pointer() | OWES, Ordering::Relaxed),
+    }
+}
+
+/// Releases a default-type mutex of ours by `unlock`, which the caller
+/// has found held by itself: 0, or `EPERM` if it was not.
+///
+/// # Safety
+/// `m` a live default-type mutex of ours, `held` its [`release_held`]
+/// just now, `unlock` the release of its lock.
+#[inline(always)]
+unsafe fn finish_release(m: *mut pthread_mutex_t, held: Release, unlock: impl FnOnce()) -> c_int {
+    match held {
+        Release::Plain => {
+            unlock();
+            0
+        }
+        Release::Owing => {
+            unlock();
+            cond::pay_owed(m);
+            0
+        }
+        Release::NotHeld => misused(),
+    }
 }
 
 /// An unlock of a default-type mutex the caller does not hold: refused
@@ -289,17 +401,20 @@ pub unsafe fn unlock_ours(
         }
         *count = 0;
         owner.store(0, Ordering::Relaxed);
+        // SAFETY: the holder's own word.
+        let owed = unsafe { slot::owner(base.add(OWED)) }.swap(0, Ordering::Relaxed) != 0;
         // SAFETY: we hold it.
         unsafe { (ops.unlock)(cell) };
+        if owed {
+            cond::pay_owed(m);
+        }
         return Ok(held);
     }
-    // SAFETY: a default-type mutex of ours.
-    if !unsafe { release_held(m) } {
-        return Err(misused());
+    // SAFETY: a default-type mutex of ours; then the caller holds it.
+    match unsafe { finish_release(m, release_held(m), || (ops.unlock)(cell)) } {
+        0 => Ok(1),
+        e => Err(e),
     }
-    // SAFETY: the caller holds it.
-    unsafe { (ops.unlock)(cell) };
-    Ok(1)
 }
 
 /// Takes back an object of ours after a condition wait, with the
@@ -739,7 +854,7 @@ unsafe fn profiled_unlock(m: *mut pthread_mutex_t, ops: &MutexOps) -> c_int {
         let mine = match t {
             Mutex::Ours(..) if !checked => {
                 // SAFETY: a default-type mutex of ours.
-                unsafe { holder(m) }.load(Ordering::Relaxed) == profile::thread_pointer()
+                unsafe { holder(m) }.load(Ordering::Relaxed) & !OWES == profile::thread_pointer()
             }
             _ => {
                 !checked
@@ -843,15 +958,8 @@ pub unsafe fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c
 pub unsafe fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
     match unsafe { typed_cell::<R>(m) } {
-        Some(cell) => {
-            // SAFETY: a default-type mutex of ours.
-            if !unsafe { release_held(m) } {
-                return misused();
-            }
-            // SAFETY: the caller holds it.
-            unsafe { mutex_unlock::<R>(cell) };
-            0
-        }
+        // SAFETY: a default-type mutex of ours; then the caller holds it.
+        Some(cell) => unsafe { finish_release(m, release_held(m), || mutex_unlock::<R>(cell)) },
         // SAFETY: as above.
         None => unsafe { unlock_general(m) },
     }
@@ -936,13 +1044,12 @@ pub unsafe fn typed_unlock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_
         return unsafe { profiled_unlock(m, config::mutex()) };
     };
     // SAFETY: a default-type mutex of ours.
-    if !unsafe { release_held(m) } {
-        return misused();
+    let held = unsafe { release_held(m) };
+    if held != Release::NotHeld {
+        if let Some(e) = profile::find(m as usize) {
+            profile::release(e);
+        }
     }
-    if let Some(e) = profile::find(m as usize) {
-        profile::release(e);
-    }
-    // SAFETY: the caller holds it.
-    unsafe { mutex_unlock::<R>(cell) };
-    0
+    // SAFETY: the caller holds it, if `held` says so.
+    unsafe { finish_release(m, held, || mutex_unlock::<R>(cell)) }
 }
