@@ -18,15 +18,16 @@
 //! | 16     | `__kind`    | type, and glibc's flags                   |
 //! | 24..40 | `__list`    | the cell, or its block's address          |
 //!
-//! **Paths.** Every call first reads one word of the configuration
-//! ([`config::fast`]): under `pthread` it goes straight to the C library;
-//! under one of locklab's locks, to that lock type's own monomorphized
-//! functions ([`typed_lock`] and its siblings, through the lock's
-//! [`MutexOps`]), which handle a default-type mutex of ours with the lock's
-//! code inlined, one indirect call in all; everything else (recursive and
-//! error-checking mutexes, the C library's own objects, a call before the
-//! configuration is read) takes the general path, out of line so that the
-//! others pay nothing for it. Counting ([`crate::profile`]) has the same
+//! **Paths.** `pthread_mutex_lock`, `_trylock` and `_unlock` are each one
+//! load and a jump ([`config::Route`], set at load): under `pthread`
+//! straight to the C library's function; under one of locklab's locks, to
+//! that lock type's own monomorphized function ([`typed_lock`] and its
+//! siblings, the lock's [`MutexOps`]), which handles a default-type mutex
+//! of ours with the lock's code inlined; everything else (recursive and
+//! error-checking mutexes, the C library's own objects) goes on from there
+//! to the general path, out of line so that the others pay nothing for it,
+//! as does every call before the configuration is read, and every call
+//! while counting. Counting ([`crate::profile`]) has the same
 //! two ways: typed for default-type mutexes of ours, general otherwise.
 //!
 //! **Misuse.** POSIX leaves unlocking a default-type mutex that the caller
@@ -534,17 +535,9 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 /// POSIX's contract for `pthread_mutex_lock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
-    let fast = config::fast();
-    if core::ptr::eq(fast, &config::PASS) {
-        // SAFETY: passed through as is.
-        return unsafe { real::__pthread_mutex_lock(m) };
-    }
-    if !fast.is_null() {
-        // SAFETY: a static of the configuration; the caller's contract.
-        return unsafe { ((*fast).c_lock)(m) };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { lock_general(m) }
+    // SAFETY: the caller's contract; the route is the C library's function
+    // or one that stands for it.
+    unsafe { (config::LOCK.get())(m) }
 }
 
 /// The general path: every object and configuration (counting, the
@@ -554,7 +547,7 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
 /// # Safety
 /// As for the function of the C library it stands for.
 #[inline(never)]
-unsafe fn lock_general(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn lock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         if !config::is_pass(ops) {
@@ -577,17 +570,9 @@ unsafe fn lock_general(m: *mut pthread_mutex_t) -> c_int {
 /// POSIX's contract for `pthread_mutex_trylock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
-    let fast = config::fast();
-    if core::ptr::eq(fast, &config::PASS) {
-        // SAFETY: passed through as is.
-        return unsafe { real::__pthread_mutex_trylock(m) };
-    }
-    if !fast.is_null() {
-        // SAFETY: a static of the configuration; the caller's contract.
-        return unsafe { ((*fast).c_trylock)(m) };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { trylock_general(m) }
+    // SAFETY: the caller's contract; the route is the C library's function
+    // or one that stands for it.
+    unsafe { (config::TRYLOCK.get())(m) }
 }
 
 /// See [`lock_general`].
@@ -595,7 +580,7 @@ pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int
 /// # Safety
 /// As for the function of the C library it stands for.
 #[inline(never)]
-unsafe fn trylock_general(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn trylock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         if !config::is_pass(ops) {
@@ -694,17 +679,9 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
 /// POSIX's contract for `pthread_mutex_unlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
-    let fast = config::fast();
-    if core::ptr::eq(fast, &config::PASS) {
-        // SAFETY: passed through as is.
-        return unsafe { real::__pthread_mutex_unlock(m) };
-    }
-    if !fast.is_null() {
-        // SAFETY: a static of the configuration; the caller's contract.
-        return unsafe { ((*fast).c_unlock)(m) };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { unlock_general(m) }
+    // SAFETY: the caller's contract; the route is the C library's function
+    // or one that stands for it.
+    unsafe { (config::UNLOCK.get())(m) }
 }
 
 /// See [`lock_general`].
@@ -712,7 +689,7 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int 
 /// # Safety
 /// As for the function of the C library it stands for.
 #[inline(never)]
-unsafe fn unlock_general(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn unlock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         if !config::is_pass(ops) {
@@ -913,7 +890,7 @@ unsafe fn typed_cell<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> Option<*
 ///
 /// # Safety
 /// POSIX's contract for `pthread_mutex_lock`; `R` is the chosen lock.
-pub unsafe fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
     match unsafe { typed_cell::<R>(m) } {
         Some(cell) => {
@@ -934,7 +911,7 @@ pub unsafe fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_in
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
     match unsafe { typed_cell::<R>(m) } {
         // SAFETY: a cell of `R`.
@@ -955,13 +932,23 @@ pub unsafe fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
-    match unsafe { typed_cell::<R>(m) } {
-        // SAFETY: a default-type mutex of ours; then the caller holds it.
-        Some(cell) => unsafe { finish_release(m, release_held(m), || mutex_unlock::<R>(cell)) },
+    if unsafe { kind(m) } != 0 {
         // SAFETY: as above.
-        None => unsafe { unlock_general(m) },
+        return unsafe { unlock_general(m) };
+    }
+    // SAFETY: a default-type mutex of ours. Held by the caller, its cell
+    // is set up (the caller's lock did it), so the state word need not be
+    // read again; a mutex the caller does not hold is refused untouched.
+    unsafe {
+        finish_release(m, release_held(m), || {
+            mutex_unlock::<R>(slot::set_up_cell(
+                m.cast::<u8>().add(ROOM),
+                core::mem::size_of::<MutexCell<R>>(),
+                core::mem::align_of::<MutexCell<R>>(),
+            ))
+        })
     }
 }
 
@@ -971,7 +958,9 @@ pub unsafe fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_lock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_lock_counted<R: lock_api::RawMutex>(
+    m: *mut pthread_mutex_t,
+) -> c_int {
     // SAFETY: the caller's contract.
     let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
         // SAFETY: as above.
@@ -1012,7 +1001,9 @@ pub unsafe fn typed_lock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t)
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_trylock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_trylock_counted<R: lock_api::RawMutex>(
+    m: *mut pthread_mutex_t,
+) -> c_int {
     // SAFETY: the caller's contract.
     let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
         // SAFETY: as above.
@@ -1037,7 +1028,9 @@ pub unsafe fn typed_trylock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_unlock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_unlock_counted<R: lock_api::RawMutex>(
+    m: *mut pthread_mutex_t,
+) -> c_int {
     // SAFETY: the caller's contract.
     let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
         // SAFETY: as above.
