@@ -126,11 +126,11 @@ impl Route {
 }
 
 /// Where `pthread_mutex_lock` goes ([`Route`]).
-pub static LOCK: Route = Route::new(crate::mutex::lock_general);
+pub(crate) static LOCK: Route = Route::new(crate::mutex::lock_general);
 /// Where `pthread_mutex_trylock` goes.
-pub static TRYLOCK: Route = Route::new(crate::mutex::trylock_general);
+pub(crate) static TRYLOCK: Route = Route::new(crate::mutex::trylock_general);
 /// Where `pthread_mutex_unlock` goes.
-pub static UNLOCK: Route = Route::new(crate::mutex::unlock_general);
+pub(crate) static UNLOCK: Route = Route::new(crate::mutex::unlock_general);
 
 /// Whether every reader-writer lock call goes straight to the C library.
 static FAST_PASS_RW: AtomicBool = AtomicBool::new(false);

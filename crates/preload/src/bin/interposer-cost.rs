@@ -10,7 +10,10 @@
 //! - **mutex** (`LD_PRELOAD`, `LOCKLAB_LOCK=mutex`): the pair through the
 //!   interposer, which runs locklab's hybrid mutex under it, against the
 //!   same mutex used from Rust (`locklab::Mutex`, the lab's default) in the
-//!   same process. The figure is the ratio.
+//!   same process. The figure is the ratio. Beside it, the C library's own
+//!   pair over the Rust one: what any mutex reached through the C
+//!   interface pays (two calls into a shared library) that inlined Rust
+//!   does not.
 //! - **control** (no `LD_PRELOAD`): the same two pointers both reach the C
 //!   library, so the pair measured twice must give a ratio of 1, and two C
 //!   library pairs counted as one must give 2: the harness's known answers,
@@ -538,6 +541,17 @@ fn parent(a: &Args) -> Result<(), String> {
     );
     let mutex_diff = figure(&per(2, &|r| r[1] - r[2]));
     show("interposed mutex - locklab::Mutex", &mutex_diff, " ns", "");
+    // What any mutex called through the C interface pays that inlined Rust
+    // does not (two calls into a shared library), beside it.
+    let call = figure(&per(2, &|r| r[0] / r[2]));
+    show("(C library's own pair / locklab::Mutex)", &call, "x", "");
+    let vs_glibc = figure(&per(2, &|r| r[1] / r[0]));
+    show(
+        "(interposed mutex / C library's own pair)",
+        &vs_glibc,
+        "x",
+        "",
+    );
     println!(
         "\nresult same {:.4} twice {:.4} passthrough_ns {:.4} mutex_ratio {:.4}",
         same.median, twice.median, pass.median, mutex.median
