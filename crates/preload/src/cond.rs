@@ -26,6 +26,30 @@
 //! one whose first wait finds no memory waits by polling instead (a
 //! spurious wake-up after at most a millisecond, which POSIX allows).
 //!
+//! **Signalled under the mutex: the wake waits for the release.** A
+//! signal or broadcast made while the caller holds the waiters' mutex (as
+//! most C programs do) chooses its waiters at once but wakes them only
+//! once that mutex is released ([`Condvar::choose_one`],
+//! [`Condvar::choose_all`], then [`Condvar::wake_chosen`]). Woken at once,
+//! a waiter can only wait for the mutex; under a spin lock it spins, and
+//! where it woke on its signaller's CPU (a woken thread may preempt the
+//! one that woke it) it spins while the holder cannot run, until the
+//! scheduler's tick: about 8 ms per hand-off on a loaded 2-core machine,
+//! against 10 µs under the C library's mutex, which sleeps
+//! (`tests/handoff.rs`). The notifier knows the waiters' mutex from the
+//! block (`inside`, `with`: the waiters inside a wait, exactly, and their
+//! mutex), read under the block's guard, which keeps those waiters, and so
+//! the mutex, alive while it is read, and it defers only if it holds that
+//! mutex ([`crate::mutex::held_here`]): then the chosen waiter could not
+//! have returned before the release anyway, and POSIX's promises are the
+//! same (the waiters released are those asleep at the call; a timed one
+//! whose deadline comes first may consume the signal, which POSIX
+//! allows). The wake owed is kept per thread (`defer`, eight at most;
+//! beyond, a signal wakes at once) with a count on the block, which keeps
+//! it alive for a `destroy` in between, and the mutex is marked
+//! ([`crate::mutex::owe_at_release`]) so that its release, by
+//! `pthread_mutex_unlock` or by a condition wait, pays it ([`pay_owed`]).
+//!
 //! **Cancellation.** `pthread_cond_wait` and `pthread_cond_timedwait` are
 //! cancellation points. glibc acts on a deferred cancel at its own
 //! cancellation points by switching to asynchronous cancellation around
@@ -53,7 +77,7 @@
 //! `bound`, `unreleased`, `epoch`) errs towards accepting: a count that is
 //! low at worst misses a misuse, never refuses a correct program.
 
-use crate::mutex::{classify, relock_ours, unlock_ours, Mutex};
+use crate::mutex::{classify, held_here, owe_at_release, relock_ours, unlock_ours, Mutex};
 use crate::ops::MutexOps;
 use crate::{config, profile, real, slot};
 use core::ffi::{c_int, c_long, c_void};
@@ -71,10 +95,11 @@ const CLOCK: usize = 40;
 struct Block {
     cv: Condvar,
     /// Threads inside a wait (from registering, mutex held, to leaving,
-    /// mutex held again), plus [`DEAD`] once the object was destroyed.
+    /// mutex held again) and wakes owed at a mutex's release ([`defer`]),
+    /// plus [`DEAD`] once the object was destroyed.
     refs: AtomicU32,
-    /// A test-and-set lock over the binding's three words (held for a few
-    /// instructions; never while blocking).
+    /// A test-and-set lock over the binding's words and `inside` and
+    /// `with` (held for a few instructions; never while blocking).
     guard: AtomicBool,
     /// The mutex of the waiters not yet released, or 0.
     bound: AtomicUsize,
@@ -83,7 +108,19 @@ struct Block {
     /// Bumped whenever every waiter is released (a broadcast, a signal to
     /// the last one): a waiter of an older epoch is no longer counted.
     epoch: AtomicU32,
+    /// Threads inside a wait, exactly (guarded: from `bind` to
+    /// `leave_wait`), and the mutex they wait with ([`MIXED`] if two
+    /// mutexes were accepted at once), for a notifier that may defer its
+    /// wake to that mutex's release ([`Block::held_mutex`]).
+    inside: AtomicU32,
+    /// See `inside`.
+    with: AtomicUsize,
 }
+
+/// `Block::with` when waiters with two mutexes are inside at once
+/// (undefined in POSIX, and refused unless the binding's count was low):
+/// nothing is deferred until they have all left.
+const MIXED: usize = usize::MAX;
 
 /// The object was destroyed: the last thread out frees the block.
 const DEAD: u32 = 1 << 31;
@@ -100,6 +137,8 @@ unsafe fn block_init(p: *mut u8) {
             bound: AtomicUsize::new(0),
             unreleased: AtomicU32::new(0),
             epoch: AtomicU32::new(0),
+            inside: AtomicU32::new(0),
+            with: AtomicUsize::new(0),
         })
     };
 }
@@ -124,8 +163,9 @@ impl Block {
         r
     }
 
-    /// A waiter with mutex `m` registers as not yet released: its epoch,
-    /// or `None` if waiters with another mutex are not yet released.
+    /// A waiter with mutex `m` registers as not yet released, and counts
+    /// itself in (`refs`, `inside`): its epoch, or `None` (and nothing
+    /// counted) if waiters with another mutex are not yet released.
     fn bind(&self, m: usize) -> Option<u32> {
         self.guarded(|| {
             let bound = self.bound.load(Ordering::Relaxed);
@@ -135,6 +175,12 @@ impl Block {
             }
             self.bound.store(m, Ordering::Relaxed);
             self.unreleased.store(n + 1, Ordering::Relaxed);
+            let inside = self.inside.load(Ordering::Relaxed);
+            let with = self.with.load(Ordering::Relaxed);
+            let with = if inside == 0 || with == m { m } else { MIXED };
+            self.with.store(with, Ordering::Relaxed);
+            self.inside.store(inside + 1, Ordering::Relaxed);
+            self.refs.fetch_add(1, Ordering::Relaxed);
             Some(self.epoch.load(Ordering::Relaxed))
         })
     }
@@ -164,6 +210,48 @@ impl Block {
             self.unreleased.store(0, Ordering::Relaxed);
             self.bound.store(0, Ordering::Relaxed);
         })
+    }
+
+    /// The mutex the waiters inside wait with, if the calling thread
+    /// holds it (then it stays alive while the caller holds it), else 0.
+    /// Read under the guard, which keeps every waiter counted in `inside`
+    /// from leaving: such a waiter is still inside its wait (it has yet to
+    /// return to its caller with the mutex), so the mutex is alive while
+    /// it is read (destroying it now would be undefined in POSIX).
+    ///
+    /// # Safety
+    /// The configuration is one of locklab's locks.
+    unsafe fn held_mutex(&self) -> usize {
+        self.guarded(|| {
+            let with = self.with.load(Ordering::Relaxed);
+            if self.inside.load(Ordering::Relaxed) == 0 || with == MIXED {
+                return 0;
+            }
+            // SAFETY: alive, as above; the caller's contract.
+            match unsafe { held_here(with as *mut pthread_mutex_t) } {
+                true => with,
+                false => 0,
+            }
+        })
+    }
+
+    /// A waiter leaves: the end of its wait (mutex held again), or a
+    /// registration undone.
+    ///
+    /// # Safety
+    /// `b` is a live block the caller registered in with [`Block::bind`].
+    unsafe fn leave_wait(b: *const Block) {
+        // SAFETY: the caller's contract.
+        let block = unsafe { &*b };
+        block.guarded(|| {
+            let inside = block.inside.load(Ordering::Relaxed) - 1;
+            block.inside.store(inside, Ordering::Relaxed);
+            if inside == 0 {
+                block.with.store(0, Ordering::Relaxed);
+            }
+        });
+        // SAFETY: the caller's contract.
+        unsafe { Block::leave(b, false) };
     }
 
     /// A thread leaves (a waiter) or the object is destroyed (`dead`):
@@ -296,8 +384,13 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
     }
     // SAFETY: ours.
     if let Some(b) = unsafe { block_if_set_up(c) } {
+        // SAFETY: ours: the configuration is one of locklab's locks.
+        let m = unsafe { b.held_mutex() };
         b.release_one(None);
-        b.cv.notify_one();
+        // SAFETY: `m` is 0 or a mutex the caller holds.
+        if !unsafe { defer(b, m, false) } {
+            b.cv.notify_one();
+        }
     }
     0
 }
@@ -313,10 +406,90 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int
     }
     // SAFETY: ours.
     if let Some(b) = unsafe { block_if_set_up(c) } {
+        // SAFETY: as in `pthread_cond_signal`.
+        let m = unsafe { b.held_mutex() };
         b.release_all();
-        b.cv.notify_all();
+        // SAFETY: as in `pthread_cond_signal`.
+        if !unsafe { defer(b, m, true) } {
+            b.cv.notify_all();
+        }
     }
     0
+}
+
+// ------------------------------------------------- wakes owed at a release
+
+/// Wakes a thread owes at the release of a mutex it holds: (the mutex's
+/// address, the block's), 0 for a free entry. A thread holds few mutexes
+/// under which it signals before releasing them; when the entries are
+/// taken, a signal wakes at once, as it would without them.
+type Owed = [(usize, usize); 8];
+
+thread_local! {
+    /// The calling thread's wakes owed ([`defer`], [`pay_owed`]): read and
+    /// written only by their thread; no destructor, nothing allocated.
+    static OWED: core::cell::Cell<Owed> = const { core::cell::Cell::new([(0, 0); 8]) };
+}
+
+/// A signal (`all`: a broadcast) whose waiters use `m`, which the caller
+/// holds (0: not so), deferred to `m`'s release: the waiters are chosen now
+/// ([`Condvar::choose_one`], [`Condvar::choose_all`]) and woken once the
+/// mutex is free ([`pay_owed`]), instead of waking to find it held.
+/// Whether it did (`false`: the caller notifies at once).
+///
+/// # Safety
+/// `m` is 0 or a mutex the caller holds (from [`Block::held_mutex`]).
+unsafe fn defer(b: &Block, m: usize, all: bool) -> bool {
+    let mp = m as *mut pthread_mutex_t;
+    if m == 0 {
+        return false;
+    }
+    OWED.with(|o| {
+        let mut owed = o.get();
+        let Some(free) = owed.iter().position(|e| e.0 == 0) else {
+            return false;
+        };
+        let chosen = if all {
+            b.cv.choose_all() > 0
+        } else {
+            b.cv.choose_one()
+        };
+        if chosen {
+            // The block stays alive until the wake is paid: a chosen waiter
+            // is still counted in it now.
+            b.refs.fetch_add(1, Ordering::Relaxed);
+            owed[free] = (m, b as *const Block as usize);
+            o.set(owed);
+            // SAFETY: the caller holds `m` (above).
+            unsafe { owe_at_release(mp) };
+        }
+        true
+    })
+}
+
+/// Pays the wakes the calling thread owes at the release of `m`, which it
+/// has just released (`mutex`'s release paths, when `m` was marked by
+/// [`owe_at_release`]).
+pub fn pay_owed(m: *mut pthread_mutex_t) {
+    let mut due = [0usize; 8];
+    OWED.with(|o| {
+        let mut owed = o.get();
+        for (i, e) in owed.iter_mut().enumerate() {
+            if e.0 == m as usize {
+                due[i] = e.1;
+                *e = (0, 0);
+            }
+        }
+        o.set(owed);
+    });
+    for &b in due.iter().filter(|&&b| b != 0) {
+        let b = b as *const Block;
+        // SAFETY: counted in by `defer`, so alive until this leaves.
+        unsafe {
+            (*b).cv.wake_chosen();
+            Block::leave(b, false);
+        }
+    }
 }
 
 // ------------------------------------------------------------ the wait
@@ -394,8 +567,8 @@ impl Waiting {
             b.cv.notify_one();
         }
         b.cv.end_wait(self.block.cast());
-        // SAFETY: counted in at the start of the wait.
-        unsafe { Block::leave(self.block, false) };
+        // SAFETY: registered at the start of the wait.
+        unsafe { Block::leave_wait(self.block) };
     }
 }
 
@@ -490,15 +663,14 @@ unsafe fn wait(
         // POSIX; an error here (the mutex was not released).
         return libc::EINVAL;
     };
-    block.refs.fetch_add(1, Ordering::Relaxed);
     // The binding is ours (above): the condvar's own, keyed by the block,
     // never refuses.
     let Ok(observed) = block.cv.begin_wait(b.cast()) else {
         // One key never makes two mutexes; were it to, an error, not a
         // panic (which would unwind into the C caller from here).
         block.release_one(Some(epoch));
-        // SAFETY: counted in above.
-        unsafe { Block::leave(b, false) };
+        // SAFETY: registered above.
+        unsafe { Block::leave_wait(b) };
         return libc::EINVAL;
     };
     let released = match target {
@@ -516,8 +688,8 @@ unsafe fn wait(
             // Not the caller's to release: undo the registration.
             block.release_one(Some(epoch));
             block.cv.end_wait(b.cast());
-            // SAFETY: counted in above.
-            unsafe { Block::leave(b, false) };
+            // SAFETY: registered above.
+            unsafe { Block::leave_wait(b) };
             return e;
         }
     };

@@ -95,23 +95,45 @@ impl Described for Broken {
 
 static BROKEN: MutexOps = mutex_ops::<Broken>();
 
-/// The mutex calls' fast path, set once at load ([`set_fast`]) when
-/// nothing is counted: [`PASS`] (every call goes straight to the C
-/// library) or the chosen lock's operations (whose `c_*` functions handle
-/// a default-type mutex with the lock's code inlined). Null until then, and
-/// when profiling: calls take the general path, which also reads the
-/// configuration.
-static FAST: AtomicPtr<MutexOps> = AtomicPtr::new(core::ptr::null_mut());
+/// `pthread_mutex_lock`, `_trylock` or `_unlock`, or a function that stands
+/// for one.
+pub type MutexFn = unsafe extern "C" fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int;
+
+/// Where one of the mutex calls goes: set once at load ([`set_fast`]) when
+/// nothing is counted, to the C library's own function (`pthread`) or the
+/// chosen lock's ([`MutexOps::c_lock`] and its siblings, which handle a
+/// default-type mutex with the lock's code inlined); until then, and when
+/// profiling, the general path, which also reads the configuration. The
+/// exported function is one load and a jump: `pthread_mutex_lock` under
+/// the passthrough costs a program that, and the jump into the C library.
+pub struct Route(AtomicPtr<()>);
+
+impl Route {
+    const fn new(f: MutexFn) -> Self {
+        Route(AtomicPtr::new(f as *mut ()))
+    }
+
+    /// The function calls go to.
+    #[inline(always)]
+    pub fn get(&self) -> MutexFn {
+        // SAFETY: only `MutexFn`s are stored (`new`, `set`).
+        unsafe { core::mem::transmute::<*mut (), MutexFn>(self.0.load(Ordering::Relaxed)) }
+    }
+
+    fn set(&self, f: MutexFn) {
+        self.0.store(f as *mut (), Ordering::Relaxed);
+    }
+}
+
+/// Where `pthread_mutex_lock` goes ([`Route`]).
+pub(crate) static LOCK: Route = Route::new(crate::mutex::lock_general);
+/// Where `pthread_mutex_trylock` goes.
+pub(crate) static TRYLOCK: Route = Route::new(crate::mutex::trylock_general);
+/// Where `pthread_mutex_unlock` goes.
+pub(crate) static UNLOCK: Route = Route::new(crate::mutex::unlock_general);
 
 /// Whether every reader-writer lock call goes straight to the C library.
 static FAST_PASS_RW: AtomicBool = AtomicBool::new(false);
-
-/// The mutex calls' fast path (`FAST`): one load, the passthrough's
-/// whole cost before the C library's function.
-#[inline(always)]
-pub fn fast() -> *const MutexOps {
-    FAST.load(Ordering::Relaxed)
-}
 
 /// `FAST_PASS_RW`.
 #[inline(always)]
@@ -121,12 +143,18 @@ pub fn fast_pass_rw() -> bool {
 
 /// Sets the fast paths once the configuration and the profile are known.
 pub fn set_fast(profiling: bool) {
-    let fast = if profiling {
-        core::ptr::null_mut()
+    let ops = mutex();
+    if profiling {
+        // The general path (as at start-up).
+    } else if is_pass(ops) {
+        LOCK.set(crate::real::__pthread_mutex_lock);
+        TRYLOCK.set(crate::real::__pthread_mutex_trylock);
+        UNLOCK.set(crate::real::__pthread_mutex_unlock);
     } else {
-        mutex() as *const MutexOps as *mut MutexOps
-    };
-    FAST.store(fast, Ordering::Relaxed);
+        LOCK.set(ops.c_lock);
+        TRYLOCK.set(ops.c_trylock);
+        UNLOCK.set(ops.c_unlock);
+    }
     FAST_PASS_RW.store(is_pass_rw(rwlock()) && !profiling, Ordering::Relaxed);
 }
 

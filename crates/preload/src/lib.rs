@@ -20,7 +20,11 @@
 //! the chosen mutex only spins and fits in an `int` ([`spin`]).
 //!
 //! Where a lock's state lives and why there is no table on the lock path:
-//! [`slot`]. How a condition variable works with any mutex: [`cond`].
+//! [`slot`]. How a condition variable works with any mutex, and why a
+//! signal under the mutex wakes at its release: [`cond`]. What the
+//! interposer adds to an uncontended pair, measured in one process beside
+//! the C library's pair and `locklab::Mutex`: the `interposer-cost`
+//! binary of this package (`src/bin/interposer-cost.rs`).
 //! The timed forms poll ([`slot::poll_until`]): `lock_api`'s raw traits
 //! have no deadline.
 //!

@@ -13,19 +13,21 @@
 //! | 0      | `__lock`    | owner's thread id (recursive, error-checking) |
 //! | 4      | `__count`   | recursion count                           |
 //! | 0..8   |             | holder's thread pointer (default type)    |
+//! | 8      | `__owner`   | wakes owed at release (recursive, error-checking) |
 //! | 12     | `__nusers`  | state word of the cell ([`crate::slot`])  |
 //! | 16     | `__kind`    | type, and glibc's flags                   |
 //! | 24..40 | `__list`    | the cell, or its block's address          |
 //!
-//! **Paths.** Every call first reads one word of the configuration
-//! ([`config::fast`]): under `pthread` it goes straight to the C library;
-//! under one of locklab's locks, to that lock type's own monomorphized
-//! functions ([`typed_lock`] and its siblings, through the lock's
-//! [`MutexOps`]), which handle a default-type mutex of ours with the lock's
-//! code inlined, one indirect call in all; everything else (recursive and
-//! error-checking mutexes, the C library's own objects, a call before the
-//! configuration is read) takes the general path, out of line so that the
-//! others pay nothing for it. Counting ([`crate::profile`]) has the same
+//! **Paths.** `pthread_mutex_lock`, `_trylock` and `_unlock` are each one
+//! load and a jump ([`config::Route`], set at load): under `pthread`
+//! straight to the C library's function; under one of locklab's locks, to
+//! that lock type's own monomorphized function ([`typed_lock`] and its
+//! siblings, the lock's [`MutexOps`]), which handles a default-type mutex
+//! of ours with the lock's code inlined; everything else (recursive and
+//! error-checking mutexes, the C library's own objects) goes on from there
+//! to the general path, out of line so that the others pay nothing for it,
+//! as does every call before the configuration is read, and every call
+//! while counting. Counting ([`crate::profile`]) has the same
 //! two ways: typed for default-type mutexes of ours, general otherwise.
 //!
 //! **Misuse.** POSIX leaves unlocking a default-type mutex that the caller
@@ -41,10 +43,20 @@
 //! only if it holds the mutex (it wrote it, and nobody else writes until
 //! it clears it), so the check is exact; it costs a store on lock and a
 //! load on unlock.
+//!
+//! **Wakes owed at the release.** A condition variable signalled by the
+//! holder defers its wake to the mutex's release ([`crate::cond`]): the
+//! holder marks the mutex ([`owe_at_release`]), by setting bit 0 of its
+//! own pointer in the holder word (the default type; a thread pointer is
+//! aligned) or the word at offset 8 (recursive and error-checking), and
+//! every release path pays after releasing ([`crate::cond::pay_owed`]).
+//! The default type's fast release pays nothing for the check: the marked
+//! word fails the comparison with the caller's pointer that it makes
+//! anyway, and the mismatch is handled out of line.
 
 use crate::config;
 use crate::ops::{mutex_init, mutex_lock, mutex_try_lock, mutex_unlock, MutexCell, MutexOps};
-use crate::{profile, real, slot};
+use crate::{cond, profile, real, slot};
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use libc::{pthread_mutex_t, pthread_mutexattr_t, timespec};
@@ -86,20 +98,121 @@ unsafe fn now_held(m: *mut pthread_mutex_t) {
     unsafe { holder(m) }.store(profile::thread_pointer(), Ordering::Relaxed);
 }
 
-/// Whether the caller holds the default-type mutex `m`; if so, forgets it
-/// as the holder (the caller releases it next).
+/// What a release finds in a mutex of ours.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Release {
+    /// The caller holds it: release it.
+    Plain,
+    /// The caller holds it and owes condition variable wake-ups at its
+    /// release ([`owe_at_release`]): release it, then pay them
+    /// ([`cond::pay_owed`]).
+    Owing,
+    /// The caller does not hold it.
+    NotHeld,
+}
+
+/// Whether the caller holds the default-type mutex `m` (and owes wake-ups
+/// at its release); if so, forgets it as the holder (the caller releases
+/// it next).
 ///
 /// # Safety
 /// As for [`holder`].
 #[inline(always)]
-unsafe fn release_held(m: *mut pthread_mutex_t) -> bool {
+unsafe fn release_held(m: *mut pthread_mutex_t) -> Release {
     // SAFETY: the caller's contract.
     let h = unsafe { holder(m) };
-    if h.load(Ordering::Relaxed) != profile::thread_pointer() {
-        return false;
+    let me = profile::thread_pointer();
+    let v = h.load(Ordering::Relaxed);
+    if v != me {
+        return release_unusual(h, v, me);
     }
     h.store(0, Ordering::Relaxed);
-    true
+    Release::Plain
+}
+
+/// [`release_held`] off its fast path: the holder word marked with
+/// [`OWES`], or another thread's (or nobody's).
+#[cold]
+#[inline(never)]
+fn release_unusual(h: &AtomicUsize, v: usize, me: usize) -> Release {
+    if v != me | OWES {
+        return Release::NotHeld;
+    }
+    h.store(0, Ordering::Relaxed);
+    Release::Owing
+}
+
+/// The mark in a default-type mutex's holder word (a thread pointer, which
+/// is aligned) that its holder owes wake-ups at its release.
+const OWES: usize = 1;
+/// The word of a recursive or error-checking mutex of ours (glibc's
+/// `__owner`, unused by ours) that says the same, 1 or 0.
+const OWED: usize = 8;
+
+/// Whether the calling thread holds `m`, a live mutex of ours (then a
+/// condition variable signalled under it can defer its wake-ups to its
+/// release: [`owe_at_release`]). False for the C library's objects.
+///
+/// # Safety
+/// `m` points to a live `pthread_mutex_t`, and the configuration is one
+/// of locklab's locks.
+pub unsafe fn held_here(m: *mut pthread_mutex_t) -> bool {
+    // SAFETY: the caller's contract.
+    let k = unsafe { kind(m) };
+    if k & GLIBC_ONLY != 0 {
+        return false;
+    }
+    match k & 3 {
+        RECURSIVE | ERRORCHECK => {
+            // SAFETY: the owner word of a live object of ours.
+            unsafe { slot::owner(m.cast::<u8>().add(OWNER)) }.load(Ordering::Relaxed) == slot::tid()
+        }
+        // SAFETY: a default-type mutex of ours: its holder word (only its
+        // holder writes it with its own pointer, so the test is exact).
+        _ => unsafe { holder(m) }.load(Ordering::Relaxed) & !OWES == profile::thread_pointer(),
+    }
+}
+
+/// Marks `m`, which the caller holds ([`held_here`]), so that its release
+/// (by `pthread_mutex_unlock`, or by a condition wait) calls
+/// [`cond::pay_owed`] once the mutex is free. The default type's fast
+/// release pays nothing for it: the mark changes the holder word, whose
+/// comparison it makes anyway, and a mismatch goes out of line.
+///
+/// # Safety
+/// As for [`held_here`], which said yes.
+pub unsafe fn owe_at_release(m: *mut pthread_mutex_t) {
+    // SAFETY: the caller's contract.
+    match unsafe { kind(m) } & 3 {
+        RECURSIVE | ERRORCHECK => {
+            // SAFETY: the holder's own word of a live object of ours.
+            unsafe { slot::owner(m.cast::<u8>().add(OWED)) }.store(1, Ordering::Relaxed)
+        }
+        // SAFETY: as above; only the holder writes it.
+        _ => unsafe { holder(m) }.store(profile::thread_pointer() | OWES, Ordering::Relaxed),
+    }
+}
+
+/// Releases a default-type mutex of ours by `unlock`, which the caller
+/// has found held by itself: 0, or `EPERM` if it was not.
+///
+/// # Safety
+/// `m` a live default-type mutex of ours, `held` its [`release_held`]
+/// just now, `unlock` the release of its lock.
+#[inline(always)]
+unsafe fn finish_release(m: *mut pthread_mutex_t, held: Release, unlock: impl FnOnce()) -> c_int {
+    match held {
+        Release::Plain => {
+            unlock();
+            0
+        }
+        Release::Owing => {
+            unlock();
+            cond::pay_owed(m);
+            0
+        }
+        Release::NotHeld => misused(),
+    }
 }
 
 /// An unlock of a default-type mutex the caller does not hold: refused
@@ -289,17 +402,20 @@ pub unsafe fn unlock_ours(
         }
         *count = 0;
         owner.store(0, Ordering::Relaxed);
+        // SAFETY: the holder's own word.
+        let owed = unsafe { slot::owner(base.add(OWED)) }.swap(0, Ordering::Relaxed) != 0;
         // SAFETY: we hold it.
         unsafe { (ops.unlock)(cell) };
+        if owed {
+            cond::pay_owed(m);
+        }
         return Ok(held);
     }
-    // SAFETY: a default-type mutex of ours.
-    if !unsafe { release_held(m) } {
-        return Err(misused());
+    // SAFETY: a default-type mutex of ours; then the caller holds it.
+    match unsafe { finish_release(m, release_held(m), || (ops.unlock)(cell)) } {
+        0 => Ok(1),
+        e => Err(e),
     }
-    // SAFETY: the caller holds it.
-    unsafe { (ops.unlock)(cell) };
-    Ok(1)
 }
 
 /// Takes back an object of ours after a condition wait, with the
@@ -419,17 +535,9 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 /// POSIX's contract for `pthread_mutex_lock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
-    let fast = config::fast();
-    if core::ptr::eq(fast, &config::PASS) {
-        // SAFETY: passed through as is.
-        return unsafe { real::__pthread_mutex_lock(m) };
-    }
-    if !fast.is_null() {
-        // SAFETY: a static of the configuration; the caller's contract.
-        return unsafe { ((*fast).c_lock)(m) };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { lock_general(m) }
+    // SAFETY: the caller's contract; the route is the C library's function
+    // or one that stands for it.
+    unsafe { (config::LOCK.get())(m) }
 }
 
 /// The general path: every object and configuration (counting, the
@@ -439,7 +547,7 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
 /// # Safety
 /// As for the function of the C library it stands for.
 #[inline(never)]
-unsafe fn lock_general(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn lock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         if !config::is_pass(ops) {
@@ -462,17 +570,9 @@ unsafe fn lock_general(m: *mut pthread_mutex_t) -> c_int {
 /// POSIX's contract for `pthread_mutex_trylock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
-    let fast = config::fast();
-    if core::ptr::eq(fast, &config::PASS) {
-        // SAFETY: passed through as is.
-        return unsafe { real::__pthread_mutex_trylock(m) };
-    }
-    if !fast.is_null() {
-        // SAFETY: a static of the configuration; the caller's contract.
-        return unsafe { ((*fast).c_trylock)(m) };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { trylock_general(m) }
+    // SAFETY: the caller's contract; the route is the C library's function
+    // or one that stands for it.
+    unsafe { (config::TRYLOCK.get())(m) }
 }
 
 /// See [`lock_general`].
@@ -480,7 +580,7 @@ pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int
 /// # Safety
 /// As for the function of the C library it stands for.
 #[inline(never)]
-unsafe fn trylock_general(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn trylock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         if !config::is_pass(ops) {
@@ -579,17 +679,9 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
 /// POSIX's contract for `pthread_mutex_unlock`.
 #[cfg_attr(not(test), no_mangle)]
 pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
-    let fast = config::fast();
-    if core::ptr::eq(fast, &config::PASS) {
-        // SAFETY: passed through as is.
-        return unsafe { real::__pthread_mutex_unlock(m) };
-    }
-    if !fast.is_null() {
-        // SAFETY: a static of the configuration; the caller's contract.
-        return unsafe { ((*fast).c_unlock)(m) };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { unlock_general(m) }
+    // SAFETY: the caller's contract; the route is the C library's function
+    // or one that stands for it.
+    unsafe { (config::UNLOCK.get())(m) }
 }
 
 /// See [`lock_general`].
@@ -597,7 +689,7 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int 
 /// # Safety
 /// As for the function of the C library it stands for.
 #[inline(never)]
-unsafe fn unlock_general(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn unlock_general(m: *mut pthread_mutex_t) -> c_int {
     let ops = config::mutex();
     if profile::on() {
         if !config::is_pass(ops) {
@@ -739,7 +831,7 @@ unsafe fn profiled_unlock(m: *mut pthread_mutex_t, ops: &MutexOps) -> c_int {
         let mine = match t {
             Mutex::Ours(..) if !checked => {
                 // SAFETY: a default-type mutex of ours.
-                unsafe { holder(m) }.load(Ordering::Relaxed) == profile::thread_pointer()
+                unsafe { holder(m) }.load(Ordering::Relaxed) & !OWES == profile::thread_pointer()
             }
             _ => {
                 !checked
@@ -798,7 +890,7 @@ unsafe fn typed_cell<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> Option<*
 ///
 /// # Safety
 /// POSIX's contract for `pthread_mutex_lock`; `R` is the chosen lock.
-pub unsafe fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
     match unsafe { typed_cell::<R>(m) } {
         Some(cell) => {
@@ -819,7 +911,7 @@ pub unsafe fn typed_lock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_in
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
     match unsafe { typed_cell::<R>(m) } {
         // SAFETY: a cell of `R`.
@@ -840,20 +932,23 @@ pub unsafe fn typed_trylock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
-    match unsafe { typed_cell::<R>(m) } {
-        Some(cell) => {
-            // SAFETY: a default-type mutex of ours.
-            if !unsafe { release_held(m) } {
-                return misused();
-            }
-            // SAFETY: the caller holds it.
-            unsafe { mutex_unlock::<R>(cell) };
-            0
-        }
+    if unsafe { kind(m) } != 0 {
         // SAFETY: as above.
-        None => unsafe { unlock_general(m) },
+        return unsafe { unlock_general(m) };
+    }
+    // SAFETY: a default-type mutex of ours. Held by the caller, its cell
+    // is set up (the caller's lock did it), so the state word need not be
+    // read again; a mutex the caller does not hold is refused untouched.
+    unsafe {
+        finish_release(m, release_held(m), || {
+            mutex_unlock::<R>(slot::set_up_cell(
+                m.cast::<u8>().add(ROOM),
+                core::mem::size_of::<MutexCell<R>>(),
+                core::mem::align_of::<MutexCell<R>>(),
+            ))
+        })
     }
 }
 
@@ -863,7 +958,9 @@ pub unsafe fn typed_unlock<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_lock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_lock_counted<R: lock_api::RawMutex>(
+    m: *mut pthread_mutex_t,
+) -> c_int {
     // SAFETY: the caller's contract.
     let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
         // SAFETY: as above.
@@ -904,7 +1001,9 @@ pub unsafe fn typed_lock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t)
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_trylock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_trylock_counted<R: lock_api::RawMutex>(
+    m: *mut pthread_mutex_t,
+) -> c_int {
     // SAFETY: the caller's contract.
     let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
         // SAFETY: as above.
@@ -929,20 +1028,21 @@ pub unsafe fn typed_trylock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex
 ///
 /// # Safety
 /// As for [`typed_lock`].
-pub unsafe fn typed_unlock_counted<R: lock_api::RawMutex>(m: *mut pthread_mutex_t) -> c_int {
+pub unsafe extern "C" fn typed_unlock_counted<R: lock_api::RawMutex>(
+    m: *mut pthread_mutex_t,
+) -> c_int {
     // SAFETY: the caller's contract.
     let Some(cell) = (unsafe { typed_cell::<R>(m) }) else {
         // SAFETY: as above.
         return unsafe { profiled_unlock(m, config::mutex()) };
     };
     // SAFETY: a default-type mutex of ours.
-    if !unsafe { release_held(m) } {
-        return misused();
+    let held = unsafe { release_held(m) };
+    if held != Release::NotHeld {
+        if let Some(e) = profile::find(m as usize) {
+            profile::release(e);
+        }
     }
-    if let Some(e) = profile::find(m as usize) {
-        profile::release(e);
-    }
-    // SAFETY: the caller holds it.
-    unsafe { mutex_unlock::<R>(cell) };
-    0
+    // SAFETY: the caller holds it, if `held` says so.
+    unsafe { finish_release(m, held, || mutex_unlock::<R>(cell)) }
 }

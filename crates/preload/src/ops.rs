@@ -47,17 +47,17 @@ pub struct MutexOps {
     /// monomorphized: a default-type mutex of ours is handled with the
     /// lock's code inlined; anything else goes the general way
     /// ([`crate::mutex`]).
-    pub c_lock: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    pub c_lock: crate::config::MutexFn,
     /// See `c_lock`.
-    pub c_trylock: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    pub c_trylock: crate::config::MutexFn,
     /// See `c_lock`.
-    pub c_unlock: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    pub c_unlock: crate::config::MutexFn,
     /// The same three, counted (`LOCKLAB_PROFILE`).
-    pub c_lock_counted: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    pub c_lock_counted: crate::config::MutexFn,
     /// See `c_lock_counted`.
-    pub c_trylock_counted: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    pub c_trylock_counted: crate::config::MutexFn,
     /// See `c_lock_counted`.
-    pub c_unlock_counted: unsafe fn(*mut libc::pthread_mutex_t) -> core::ffi::c_int,
+    pub c_unlock_counted: crate::config::MutexFn,
 }
 
 /// See [`MutexOps::direct`].

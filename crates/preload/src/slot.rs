@@ -75,6 +75,21 @@ pub unsafe fn cell(
     }
 }
 
+/// The cell of an object whose cell is known to be set up (its state word
+/// [`READY`]): [`cell`] without reading the state word.
+///
+/// # Safety
+/// As for [`cell`], and the cell is set up.
+#[inline(always)]
+pub unsafe fn set_up_cell(room: *mut u8, size: usize, align: usize) -> *mut u8 {
+    if fits(size, align) {
+        room
+    } else {
+        // SAFETY: set up: the room holds the block's address.
+        unsafe { (*room.cast::<AtomicUsize>()).load(Ordering::Relaxed) as *mut u8 }
+    }
+}
+
 /// Whether a cell of this size and alignment lives in the object.
 #[inline]
 pub const fn fits(size: usize, align: usize) -> bool {

@@ -68,6 +68,25 @@
 //! a signal thus may wake one chained waiter early. That only adds one
 //! thread to the mutex's queue, and keeps the argument above simple.
 //!
+//! # A notify in two steps, for a notifier that holds the mutex
+//!
+//! A waiter woken while its notifier still holds the mutex can only wait
+//! for the mutex; under a spin lock it spins, and on a busy machine it may
+//! spin on the CPU of the holder it waits for, which it preempted by
+//! waking. [`Condvar::choose_one`] and [`Condvar::choose_all`] do a notify's
+//! work under the mutex but the wake: `seq` moves on, and the sleepers to
+//! release are moved, still asleep, onto `chain`, their wakes counted in
+//! `chained`; [`Condvar::wake_chosen`], after the release, pays the first
+//! one. That is `notify_all`'s own protocol with its first payment made
+//! later by the same thread, so the argument above covers it: while the
+//! chosen sleep on `chain`, a thread (the notifier) is on its way to pay.
+//! The waiter released is chosen when the notifier calls, among those
+//! asleep then, as a one-step notify would: never one that starts waiting
+//! between the release and the wake. The C interface
+//! (`locklab-preload`) uses them, because a C program signals under the
+//! mutex as often as not, and it cannot be changed to notify after the
+//! release, which Rust code can (drop the guard first).
+
 //! # Spurious wake-ups
 //!
 //! [`Condvar::wait`] may return without a notify: on a signal, or because
@@ -318,12 +337,66 @@ impl Condvar {
     /// Waiters that had not yet fallen asleep are not counted; they return
     /// anyway.
     pub fn notify_all(&self) -> usize {
+        let moved = self.choose(u32::MAX);
+        if moved > 0 {
+            self.pay_chain();
+        }
+        moved as usize
+    }
+
+    /// [`notify_one`](Self::notify_one) for a notifier that holds the
+    /// mutex, in two steps: the waiter is chosen now, and woken by
+    /// [`wake_chosen`](Self::wake_chosen) once the caller has released the
+    /// mutex. Woken at once, it would find the mutex held; under a spin
+    /// lock it then spins, and where it woke on the notifier's own CPU
+    /// (a woken thread may preempt the one that woke it) it spins while
+    /// the holder it waits for cannot run, until the scheduler's tick:
+    /// milliseconds per hand-off instead of microseconds. (The C library's
+    /// mutex sleeps instead; a condvar that cannot look inside its mutex
+    /// defers the wake.)
+    ///
+    /// Choosing is what `notify_all` does to its sleepers, for one of them:
+    /// `seq` moves on (a waiter not yet asleep returns), and one sleeper is
+    /// moved, still asleep, onto the chain, with the wake it is owed
+    /// counted there. So the waiter released is one that slept when the
+    /// notifier called, never one that arrives between the release and the
+    /// wake; and a chosen waiter that leaves by itself (its deadline, a
+    /// signal) changes nothing in the chain's argument (module
+    /// documentation), which this only adds to.
+    ///
+    /// Returns whether a sleeper was chosen; if so, the caller owes one
+    /// [`wake_chosen`](Self::wake_chosen), after releasing the mutex.
+    pub fn choose_one(&self) -> bool {
+        self.choose(1) > 0
+    }
+
+    /// [`notify_all`](Self::notify_all) in the two steps of
+    /// [`choose_one`](Self::choose_one): every sleeper is moved onto the
+    /// chain now, and the chain's first wake is paid by
+    /// [`wake_chosen`](Self::wake_chosen) after the release.
+    ///
+    /// Returns how many sleepers were moved; if any, the caller owes one
+    /// `wake_chosen`.
+    pub fn choose_all(&self) -> usize {
+        self.choose(u32::MAX) as usize
+    }
+
+    /// Pays the wake that [`choose_one`](Self::choose_one) or
+    /// [`choose_all`](Self::choose_all) left owed (call it once for each
+    /// that chose someone, after releasing the mutex).
+    pub fn wake_chosen(&self) {
+        self.pay_chain();
+    }
+
+    /// Moves `seq` on and up to `n` of its sleepers onto the chain, their
+    /// wakes counted owed; how many were moved.
+    fn choose(&self, n: u32) -> u32 {
         if self.waiters.load(Relaxed) == 0 {
             return 0;
         }
         let mut seq = self.seq.fetch_add(1, Relaxed).wrapping_add(1);
         let moved = loop {
-            match futex::requeue(&self.seq, seq, 0, &self.chain, u32::MAX) {
+            match futex::requeue(&self.seq, seq, 0, &self.chain, n) {
                 Some(n) => break n,
                 // Another notify moved `seq` meanwhile. Retry: it may have
                 // been a `notify_one`, which would leave our sleepers asleep.
@@ -332,9 +405,8 @@ impl Condvar {
         };
         if moved > 0 {
             self.chained.fetch_add(moved, Relaxed);
-            self.pay_chain();
         }
-        moved as usize
+        moved
     }
 }
 
@@ -620,6 +692,62 @@ mod tests {
             herd <= 2,
             "{herd} woken waiters piled onto the mutex at once"
         );
+    }
+
+    /// `choose_one` under the mutex wakes nobody; `wake_chosen` after
+    /// the release wakes the chosen one, and only one of two sleepers.
+    #[test]
+    fn a_chosen_waiter_sleeps_until_the_wake_after_the_release() {
+        let _w = Watchdog::new("condvar choose_one", HANG);
+        let m = TicketMutex::new(0u32);
+        let cv = Condvar::new();
+        let done = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let mut g = m.lock();
+                    cv.wait_while(&mut g, |n| *n == 0);
+                    *g -= 1;
+                    done.fetch_add(1, SeqCst);
+                });
+            }
+            until_waiters(&cv, 2);
+            std::thread::sleep(Duration::from_millis(20));
+            let mut g = m.lock();
+            *g = 1;
+            assert!(cv.choose_one(), "no sleeper was chosen");
+            std::thread::sleep(Duration::from_millis(30));
+            if !cfg!(miri) {
+                // Miri's futex layer wakes where the kernel moves.
+                assert_eq!(
+                    cv.probe.max_awake(),
+                    0,
+                    "a chosen waiter woke before the wake"
+                );
+            }
+            drop(g);
+            cv.wake_chosen();
+            let t = Instant::now();
+            while done.load(SeqCst) == 0 {
+                assert!(
+                    t.elapsed() < limit(Duration::from_secs(10)),
+                    "the chosen waiter never woke"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            assert_eq!(done.load(SeqCst), 1, "one notify released both waiters");
+            // The other one, by a broadcast in two steps.
+            let mut g = m.lock();
+            *g = 1;
+            let moved = cv.choose_all();
+            drop(g);
+            if moved > 0 {
+                cv.wake_chosen();
+            }
+        });
+        assert_eq!(done.load(SeqCst), 2);
+        assert_eq!(cv.chained.load(SeqCst), 0, "a chosen wake is still owed");
     }
 
     #[test]

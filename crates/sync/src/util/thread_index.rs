@@ -40,7 +40,6 @@ mod imp {
     //! owner, so a Relaxed counter suffices there.
     use super::MAX_THREADS;
     use crate::util::thread_exit;
-    use core::cell::Cell;
     use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
     /// Indexes handed out so far from the top: every index below it has been
@@ -90,18 +89,111 @@ mod imp {
         FREE[i / 64].fetch_or(1 << (i % 64), Ordering::Release);
     }
 
-    thread_local! {
-        // The hot path reads only this: a const-initialised `Cell` with no
-        // destructor compiles to one thread-pointer-relative load, with no
-        // "initialised yet?" state to check and no destructor to register.
-        // The index is handed back by the thread-exit hook instead.
-        static CACHE: Cell<u32> = const { Cell::new(UNSET) };
+    #[cfg(not(all(
+        feature = "static-tls",
+        target_arch = "x86_64",
+        target_os = "linux",
+        not(miri)
+    )))]
+    mod cache {
+        use core::cell::Cell;
+
+        thread_local! {
+            // The hot path reads only this: a const-initialised `Cell` with
+            // no destructor compiles to one thread-pointer-relative load in
+            // an executable (in a shared object, a call of the dynamic
+            // loader's `__tls_get_addr`: see `static_tls` below), with no
+            // "initialised yet?" state to check and no destructor to
+            // register. The index is handed back by the thread-exit hook
+            // instead.
+            static CACHE: Cell<u32> = const { Cell::new(super::UNSET) };
+        }
+
+        #[inline(always)]
+        pub fn get() -> u32 {
+            CACHE.get()
+        }
+
+        #[inline]
+        pub fn set(v: u32) {
+            CACHE.set(v)
+        }
+    }
+
+    /// The feature `static-tls` (x86-64 Linux): the cache in a thread-local
+    /// word of the initial-exec model, read at a fixed offset from the
+    /// thread pointer in a shared object too. A shared object's ordinary
+    /// thread-locals take the general-dynamic model, which calls the
+    /// dynamic loader's `__tls_get_addr` on every access: on the hot path of
+    /// every lock that names its holder (the hybrid mutex, the queue
+    /// locks), that call was a third of what the interposer
+    /// (`locklab-preload`, an `LD_PRELOAD` library) added to an
+    /// uncontended pair. Rust offers no choice of model on stable, so the
+    /// word is declared in assembly (the initial-exec model is what C's
+    /// `__attribute__((tls_model("initial-exec")))` gives, as malloc
+    /// libraries loaded by `LD_PRELOAD` use). Valid in an executable (the
+    /// linker turns it into the local-exec model) and in a shared object
+    /// loaded at start-up (its thread-locals are in the static block);
+    /// a shared object with it that is `dlopen`ed later takes room from
+    /// the C library's small reserve of static thread-local storage, and
+    /// fails to load if none is left. Stored as the index plus one, so
+    /// that the zero-filled initial value means "none".
+    #[cfg(all(
+        feature = "static-tls",
+        target_arch = "x86_64",
+        target_os = "linux",
+        not(miri)
+    ))]
+    mod cache {
+        core::arch::global_asm!(
+            ".pushsection .tbss,\"awT\",@nobits",
+            ".p2align 2",
+            ".globl __locklab_thread_index_v1",
+            ".hidden __locklab_thread_index_v1",
+            ".type __locklab_thread_index_v1, @object",
+            ".size __locklab_thread_index_v1, 4",
+            "__locklab_thread_index_v1:",
+            ".zero 4",
+            ".popsection",
+        );
+
+        #[inline(always)]
+        pub fn get() -> u32 {
+            let v: u32;
+            // SAFETY: reads the calling thread's own word of the static
+            // thread-local block (its offset from the thread pointer, from
+            // the GOT); nothing else is touched.
+            unsafe {
+                core::arch::asm!(
+                    "mov {t}, qword ptr [rip + __locklab_thread_index_v1@GOTTPOFF]",
+                    "mov {v:e}, dword ptr fs:[{t}]",
+                    t = out(reg) _,
+                    v = out(reg) v,
+                    options(nostack, readonly, preserves_flags),
+                )
+            };
+            v.wrapping_sub(1)
+        }
+
+        #[inline]
+        pub fn set(v: u32) {
+            // SAFETY: writes the calling thread's own word, as `get` reads.
+            unsafe {
+                core::arch::asm!(
+                    "mov {t}, qword ptr [rip + __locklab_thread_index_v1@GOTTPOFF]",
+                    "mov dword ptr fs:[{t}], {v:e}",
+                    t = out(reg) _,
+                    v = in(reg) v.wrapping_add(1),
+                    options(nostack, preserves_flags),
+                )
+            };
+        }
     }
 
     /// This thread's index, allocated on first use.
     #[inline]
     pub fn current() -> u32 {
-        let i = CACHE.get();
+        let i = cache::get();
         if i != UNSET {
             return i;
         }
@@ -114,7 +206,7 @@ mod imp {
         let i = allocate();
         // Cached before arming: a lock taken inside `arm` (whatever it
         // calls) finds the index and does not come back here.
-        CACHE.set(i);
+        cache::set(i);
         thread_exit::arm();
         i
     }
@@ -123,7 +215,8 @@ mod imp {
     /// its index (the next thread may get it). A later call to [`current`]
     /// (from another key's destructor) allocates again and re-arms.
     pub(crate) fn on_thread_exit() {
-        let i = CACHE.replace(UNSET);
+        let i = cache::get();
+        cache::set(UNSET);
         if i != UNSET {
             free(i);
         }
@@ -133,7 +226,7 @@ mod imp {
     /// once the thread-exit hook has handed it back).
     #[cfg(test)]
     pub(crate) fn owns_index() -> bool {
-        CACHE.get() != UNSET
+        cache::get() != UNSET
     }
 
     /// Whether index `i` is free (waiting for the next thread).

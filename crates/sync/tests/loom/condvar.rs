@@ -163,3 +163,33 @@ fn condvar_a_timed_out_waiter_does_not_break_the_chain() {
         assert_eq!(s.woken(), 1);
     });
 }
+
+// The two-step notify of a notifier that holds the lock (`choose_one` or
+// `choose_all` under it, `wake_chosen` after the release): the waiter is
+// never left asleep.
+#[test]
+fn condvar_a_wake_chosen_under_the_lock_and_paid_after_it_is_never_lost() {
+    for all in [false, true] {
+        harness::builder().check(move || {
+            let s = Shared::new();
+            let n = s.clone();
+            let notifier = thread::spawn(move || {
+                n.lock.acquire();
+                // SAFETY: loom checks this access; the lock under test is held, or the others joined.
+                n.flag.with_mut(|p| unsafe { *p = true });
+                let chosen = if all {
+                    n.cv.choose_all() > 0
+                } else {
+                    n.cv.choose_one()
+                };
+                n.release();
+                if chosen {
+                    n.cv.wake_chosen();
+                }
+            });
+            s.wait_for_flag();
+            notifier.join().unwrap();
+            assert_eq!(s.woken(), 1);
+        });
+    }
+}
