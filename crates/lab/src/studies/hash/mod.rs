@@ -4,6 +4,7 @@
 //! verdict.
 
 pub mod args;
+pub mod peers;
 pub mod plot;
 pub mod report;
 pub mod verdict;
@@ -130,7 +131,10 @@ impl Study for Hash {
     }
 
     fn run_keys(&self, _meta: &RunMeta, points: &[&Point]) -> Vec<(&'static str, Value)> {
-        vec![("hash_crossover", report::crossover_json(points))]
+        vec![
+            ("hash_crossover", report::crossover_json(points)),
+            ("hash_peers", report::peers_json(points)),
+        ]
     }
 
     fn verdict(

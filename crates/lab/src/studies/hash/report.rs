@@ -1,6 +1,7 @@
 //! The report of `bench hash`: per update fraction, total throughput by
 //! threads with ratios to the baselines of the same run (`none` at 0 %
-//! updates, and `bucket-rw`), the details at the largest thread count, and
+//! updates, and `bucket-rw`), the details at the largest thread count,
+//! locklab's reader-writer locks against the peers ([`super::peers`]), and
 //! each strategy's crossovers with `bucket-rw`: the update fractions where
 //! it gets ahead of it or falls behind (seed 003 gives no such crossover:
 //! it says RCU is the best choice overall while updates are fewer than
@@ -10,6 +11,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::peers;
 use crate::core::report::{
     distinct, fmt_ns, lock_width, params_line, rep_counts, sig, throughput_unit, WIDE_SPREAD,
 };
@@ -408,6 +410,8 @@ fn group_tables(out: &mut String, g: &Group<'_>) {
         }
     }
 
+    peers::text(out, &peers::versus(&g.points));
+
     match g.crossovers() {
         None => {
             let _ = writeln!(
@@ -433,6 +437,21 @@ fn group_tables(out: &mut String, g: &Group<'_>) {
             }
         }
     }
+}
+
+/// Each table shape's comparisons of locklab's reader-writer locks with
+/// the peers ([`peers::json`]), for the run's JSON: per shape `params` and
+/// `pairs`; shapes without a pair are left out.
+pub fn peers_json(points: &[&Point]) -> Value {
+    let v: Vec<Value> = groups(points)
+        .iter()
+        .filter_map(|g| {
+            let vs = peers::versus(&g.points);
+            (!vs.is_empty())
+                .then(|| json!({"params": shape(g.points[0]), "pairs": peers::json(&vs)}))
+        })
+        .collect();
+    Value::from(v)
 }
 
 /// Each table shape's crossovers, for the run's JSON: the baseline, the

@@ -1,7 +1,9 @@
 //! The verdict of `bench hash`: per update fraction, the best strategy at
 //! the most threads measured (against its runner-up, paired over the
-//! repetitions); and for each strategy whose readers take no lock, where
-//! it stops beating the best lock-based strategy as updates grow.
+//! repetitions); for each strategy whose readers take no lock, where it
+//! stops beating the best lock-based strategy as updates grow; and for
+//! each of locklab's reader-writer locks measured beside a peer, whether
+//! it is ahead or tied at every point ([`super::peers`]).
 //!
 //! "Best lock-based" is, at each update fraction, whichever strategy whose
 //! readers take a lock (a spin lock, a reader-writer lock, a big-reader
@@ -196,6 +198,8 @@ fn section(shape: &Value, g: &[&Point]) -> Section {
     if lines.len() == crossings_from + 1 {
         lines.truncate(crossings_from);
     }
+    // locklab's reader-writer locks against the peers, over every point.
+    lines.extend(super::peers::lines(&super::peers::versus(g)));
     Section {
         study: crate::studies::shared::hashtable::BENCH.into(),
         title: title(shape, threads),
