@@ -7,6 +7,7 @@
 //! through it.
 
 pub mod advise;
+pub mod condvar;
 pub mod costs;
 pub mod hash;
 pub mod interposed;

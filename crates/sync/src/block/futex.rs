@@ -17,9 +17,13 @@
 //! far as the kernel knows, which is useful for timeouts and statistics,
 //! never as proof that the condition holds.
 //!
-//! Errors: `EINTR` (a signal) is reported as [`Wake::Woken`], a spurious
-//! return; `EAGAIN` (the word no longer held `expected`) as
-//! [`Wake::Changed`]; `ETIMEDOUT` as [`Wake::TimedOut`]. Any other error
+//! Errors: `EINTR` (a signal) is reported as [`Wake::Interrupted`], a
+//! spurious return; `EAGAIN` (the word no longer held `expected`) as
+//! [`Wake::Changed`]; `ETIMEDOUT` as [`Wake::TimedOut`]. [`Wake::Woken`]
+//! is exactly the kernel's success: a [`wake`] (or a waking [`requeue`])
+//! took this thread off the word's queue, so every such return matches
+//! one thread in some waker's count (the condition variable counts its
+//! sleepers out by it). Any other error
 //! would be a bug in locklab (a bad address, bad flags), and aborts with a
 //! message rather than let a lock spin or deadlock silently.
 //!
@@ -48,8 +52,12 @@ use std::time::Instant;
 /// Why [`wait`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake {
-    /// Woken by [`wake`], by a signal, or spuriously: re-check.
+    /// Woken by [`wake`] (or a waking [`requeue`]): this thread is one of
+    /// the waker's count. Still re-check: the wake may be meant for an
+    /// earlier state.
     Woken,
+    /// A signal interrupted the sleep: re-check.
+    Interrupted,
     /// The word did not hold `expected`, so the thread never slept.
     Changed,
     /// The deadline passed.
@@ -200,7 +208,7 @@ mod imp {
         }
         match errno() {
             libc::EAGAIN => Wake::Changed,
-            libc::EINTR => Wake::Woken,
+            libc::EINTR => Wake::Interrupted,
             libc::ETIMEDOUT => Wake::TimedOut,
             e => fatal("wait", e),
         }

@@ -1,6 +1,8 @@
 //! `Condvar` under loom: no lost wake-up for `notify_one` and `notify_all`
 //! (a lost wake-up leaves a waiter asleep for ever, which loom reports as a
-//! deadlock), a broadcast's chain reaching both of two waiters, and the
+//! deadlock), a broadcast's chain reaching both of two waiters, two
+//! `notify_one`s reaching both (the count of sleepers that notifiers keep
+//! skips neither), and the
 //! data the waiters read ordered by the mutex taken back after the wait
 //! (loom reports an unordered access otherwise).
 //!
@@ -123,6 +125,35 @@ fn condvar_notify_all_wakes_two_waiters() {
         let waiter = thread::spawn(move || w.wait_for_flag());
         let n = s.clone();
         let notifier = thread::spawn(move || n.set_flag(true));
+        s.wait_for_flag();
+        waiter.join().unwrap();
+        notifier.join().unwrap();
+        assert_eq!(s.woken(), 2);
+    });
+}
+
+// Two waiters, two `notify_one`s: the notifier counts out of `sleepers`
+// the waiter its first wake took, and only that one, so the second notify
+// still finds the other (counting out two, as a planted bug did, left it
+// asleep: loom reported the deadlock). Three threads, one preemption, as
+// above.
+#[test]
+fn condvar_two_notify_ones_wake_two_waiters() {
+    let mut b = harness::builder();
+    b.preemption_bound = Some(1);
+    b.check(|| {
+        let s = Shared::new();
+        let w = s.clone();
+        let waiter = thread::spawn(move || w.wait_for_flag());
+        let n = s.clone();
+        let notifier = thread::spawn(move || {
+            n.lock.acquire();
+            // SAFETY: loom checks this access; the lock under test is held, or the others joined.
+            n.flag.with_mut(|p| unsafe { *p = true });
+            n.release();
+            n.cv.notify_one();
+            n.cv.notify_one();
+        });
         s.wait_for_flag();
         waiter.join().unwrap();
         notifier.join().unwrap();

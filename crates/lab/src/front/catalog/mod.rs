@@ -16,7 +16,7 @@ mod tests;
 use crate::core::error::Result;
 use crate::core::study::{Ctx, Outcome, RunCommand, Study};
 use crate::studies::{
-    advise, costs, hash, interposed, ipc, kv, lhp, model, profile, sim_lhp, spin, torture,
+    advise, condvar, costs, hash, interposed, ipc, kv, lhp, model, profile, sim_lhp, spin, torture,
     uncontended,
 };
 use clap::{Args, Subcommand};
@@ -97,6 +97,8 @@ commands! {
         Kv(kv::args::KvArgs),
         /// Seed 003's Table 1 on this machine (an instruction, a clock, an L2 hit, atomic increments, memory, a local lock, a cache transfer) beside one uncontended operation of each primitive (locks, seqlock, RCU read sides, synchronize, call).
         Costs(costs::CostsArgs),
+        /// Condition variables: producers and consumers through a bounded queue, locklab's Mutex and Condvar beside std's and parking_lot's.
+        Condvar(condvar::args::CondvarArgs),
     }
 }
 
