@@ -27,7 +27,7 @@
 //! | NUMA-aware | [`CboMcsMutex`], [`HmcsMutex`], [`CnaMutex`] | on two nodes (virtual, `LOCKLAB_TOPOLOGY=2x1`), 99–100 % of hand-overs stay within a node where `mcs` keeps 38 % (git 54213e1) | one node gains nothing, and two-level locks cost more uncontended (`hmcs` 2.3× `mcs`, `c-bo-mcs` 1.6×) | `LOCKLAB_TOPOLOGY=2x1 locklab bench spin --locks mcs,cna,c-bo-mcs,hmcs --threads 4 --pin` |
 //! | restricting, preemption-tolerant | [`MalthusianMutex`], [`McsTpMutex`] | beyond the cores `mcs-tp` passes over preempted waiters: 0.61 Mops/s at 8 threads on 2 cores, 4 200× `mcs` (git 54213e1) | still 0.25× [`Mutex`] there; `malthusian` grants the lock to a sleeping waiter when none is queued, and falls with the FIFO locks | `locklab bench lhp --locks mcs,mcs-tp,malthusian,mutex` |
 //! | delegation | [`CombiningMutex`] | beyond the cores a waiter that is not running holds up nobody, the combiner runs its request: 3.25 and 2.01 Mops/s at 4 and 8 threads on 2 cores, 1.06× and 0.67× `parking_lot`, where `mcs` does 3.65e-4 (AMD EPYC guest, git dd852b5) | no guard, only `apply(|v| …)` with a `Send` closure; at 2 threads 0.85× `mcs` (publishing, the combiner's scan) | `locklab bench spin --locks combining,mcs,parking_lot --threads 1,2,4,8` |
-//! | sleeping and hybrid | [`Mutex`] (= [`HybridMutex`]), [`Futex3Mutex`], [`SpinParkMutex`], [`SpinYieldMutex`] | more threads than cores: [`Mutex`] keeps 90 % of its one-thread rate at 8 and 16 threads (5.31 Mops/s, 1.20× and 1.09× `parking_lot`); when an owner stalls (50 µs every 100 sections), 741 ns of CPU per acquisition at 8 threads against `parking_lot`'s 1.16 µs | uncontended (Xeon, before git 161a57f): [`Mutex`] 19.7 ns against `parking_lot`'s 12.1 and [`Futex3Mutex`]'s 11.5, since then 5.63 against 6.57 on the AMD EPYC guest; with a 200 ns gap between acquisitions, 2.55 Mops/s at 8 threads against `parking_lot`'s 3.15 | `locklab bench lhp --locks mutex,futex3,parking_lot,std` |
+//! | sleeping and hybrid | [`Mutex`] (= [`HybridMutex`]), [`Futex3Mutex`], [`SpinParkMutex`], [`SpinYieldMutex`] | more threads than cores (`bench lhp`): [`Mutex`] keeps 90 % of its one-thread rate at 8 and 16 threads (5.31 Mops/s, 1.20× and 1.09× `parking_lot`); when an owner stalls (50 µs every 100 sections), 741 ns of CPU per acquisition at 8 threads against `parking_lot`'s 1.16 µs | uncontended (Xeon, before git 161a57f): [`Mutex`] 19.7 ns against `parking_lot`'s 12.1 and [`Futex3Mutex`]'s 11.5, since then 5.63 against 6.57 on the AMD EPYC guest; with a 200 ns gap between acquisitions (`bench spin`'s defaults) it trailed `parking_lot` until the watch before its spinner queue (git ac1a598): since then 1.10× `parking_lot` at 8 threads and a tie with `std` (AMD EPYC guest) | `locklab bench lhp --locks mutex,futex3,parking_lot,std` |
 //! | reader-writer | [`RwLock`] (= [`RwSem`]), [`RwFairLock`], [`RwReaderLock`], [`RwWriterLock`], [`BrLock`] | readers that overlap: a hash table with a reader-writer lock per bucket keeps 97 Mops/s at 4 threads where a spin lock per bucket falls to 42.5; `brlock`'s readers scale (44.8 → 88.6 Mops/s from 1 to 2 threads) | readers still write the lock's word: one global `rw-fair` falls from 64.2 Mops/s at 1 thread to 26.5 at 2 with no updates at all; `brlock`'s writers pay, 0.21× the per-bucket `rw-fair` at 50 % updates | `locklab bench hash --strategies 'bucket-rw(rw-fair),bucket-rw(rwsem),brlock,bucket-spin'` |
 //! | seqlock | [`SeqLock`], [`SeqCount`] | readers write nothing shared: 366 Mops/s at 2 threads (0.65× no synchronization at all) and the fastest strategy from 10 % to 33 % updates at 4 threads | only `Copy` data, copied out by every read and read again after a write: at 100 % updates 15.9 Mops/s against `dashmap`'s 25.3 (4 threads, git de0c460) | `locklab bench hash --strategies seqlock,rcu,bucket-rw --update-pct 0,10,33,50` |
 //! | RCU | [`rcu::Rcu`], [`rcu::Qsbr`], [`rcu::RcuHashMap`], [`rcu::RcuList`] | read-mostly: readers as fast as no synchronization at all (`rcu` 540 and `rcu-qsbr` 572 Mops/s at 2 threads against 544) | updates allocate and wait for grace periods: at 4 threads `rcu` falls behind the per-bucket reader-writer lock at 18.6 % updates (`rcu-qsbr` at 25.2 %), 0.53× of it at 100 % | `locklab bench hash --strategies none,rcu,rcu-qsbr,bucket-rw` |
@@ -50,23 +50,29 @@
 //!
 //! - [`Mutex`] is the hybrid mutex (`mutex` in the lab): the sleeping lock
 //!   that held up best with more threads than cores in the table above
-//!   (1.20× `parking_lot` at 8 threads on 2 cores, 1.09× at 16, 90 % of
-//!   its one-thread rate), gives up on a stalled owner sooner than
-//!   `parking_lot` (741 ns of CPU per acquisition against 1.16 µs), and
-//!   has the timed and fair unlock that `parking_lot`'s mutex has. Its
+//!   (`bench lhp`: 1.20× `parking_lot` at 8 threads on 2 cores, 1.09× at
+//!   16, 90 % of its one-thread rate), gives up on a stalled owner sooner
+//!   than `parking_lot` (741 ns of CPU per acquisition against 1.16 µs),
+//!   and has the timed and fair unlock that `parking_lot`'s mutex has. Its
 //!   uncontended pair was its price (19.7 against 12.1 ns on that Xeon)
 //!   until git 161a57f dropped its owner field and made its release one
 //!   `fetch_sub`: on the AMD EPYC guest it now costs 5.63 ns against
-//!   `std`'s 6.40 and `parking_lot`'s 6.57 (docs/library.md, "Where the
-//!   fast path goes", which also has where it still trails under
-//!   contention); the Xeon was not re-measured.
+//!   `std`'s 6.40 and `parking_lot`'s 6.57. Under `bench spin`'s defaults
+//!   it trailed both until a waiter first watched the word for a
+//!   microsecond before queueing (git ac1a598); since then it ties
+//!   `std` at 1 to 16 threads on 2 cores and is 1.10× `parking_lot` at 4
+//!   and 8 threads, with no more CPU per acquisition (docs/library.md,
+//!   "Where the fast path goes", the goal table); the Xeon was not
+//!   re-measured.
 //! - [`RwLock`] is [`RwSem`] (`rwsem`), the one sleeping reader-writer
 //!   lock of the library: the spinning ones share the spin locks' hazard
 //!   beyond the cores (a queued writer or reader that is not running
-//!   stalls the queue behind it). `docs/results.md` has no figure for
-//!   `rwsem` itself yet; `locklab bench hash --strategies
+//!   stalls the queue behind it). `locklab bench hash --strategies
 //!   'global-rw(rwsem),global-rw(parking_lot-rw),global-rw(std-rw)'`
-//!   compares it with the peers. It has no upgradable reads, `downgrade`
+//!   compares it with the peers: on the AMD EPYC guest it was ahead of
+//!   or tied with `std`'s at every point of 0–50 % writes and 1–16
+//!   threads, but 0.58–0.80× `parking_lot`'s at 10 and 50 % writes from
+//!   2 to 8 threads (docs/library.md, the goal table). It has no upgradable reads, `downgrade`
 //!   or timed locking.
 //! - [`Condvar`] works with the guard of any locklab mutex. Unlike
 //!   `parking_lot`'s, its `wait` may return without a notify (as

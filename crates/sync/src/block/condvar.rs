@@ -53,7 +53,8 @@
 //! measured it: with four producers and four consumers on two cores,
 //! about 2.2 futex calls per item, against `parking_lot`'s 0.5 (whose
 //! queue of parked threads knows exactly who sleeps), and 0.5 with this
-//! count (see docs/results.md).
+//! count (measured during that change on the AMD EPYC guest; docs/library.md's
+//! goal table has `bench condvar`'s rates and CPU per item since).
 //!
 //! A wait taken apart ([`Condvar::begin_wait`], for the C interface) does
 //! its own sleeping and cannot say how it ended, so it counts itself out
