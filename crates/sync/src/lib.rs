@@ -71,8 +71,8 @@
 //!   'global-rw(rwsem),global-rw(parking_lot-rw),global-rw(std-rw)'`
 //!   compares it with the peers: on the AMD EPYC guest it was ahead of
 //!   or tied with `std`'s at every point of 0–50 % writes and 1–16
-//!   threads, but 0.58–0.80× `parking_lot`'s at 10 and 50 % writes from
-//!   2 to 8 threads (docs/library.md, the goal table). It has no upgradable reads, `downgrade`
+//!   threads, and with `parking_lot`'s at 19 of 20 (0.92× at 1 % writes
+//!   and 4 threads; docs/library.md, the goal table). It has no upgradable reads, `downgrade`
 //!   or timed locking.
 //! - [`Condvar`] works with the guard of any locklab mutex. Unlike
 //!   `parking_lot`'s, its `wait` may return without a notify (as
