@@ -462,16 +462,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     fn acquire_contended(&self, deadline: Option<Instant>) -> bool {
         // Free but flagged (a spinner watches, or sleepers wait): take it
         // before queueing, as the kernel's trylock before the spinner queue.
-        let s = self.state.load(Ordering::Relaxed);
-        if s & (LOCKED | HANDOFF) == 0
-            && self
-                .state
-                .compare_exchange(s, acquired(s), Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-        {
-            return true;
-        }
-        self.watch() || self.spin() || self.sleep(deadline)
+        self.try_acquire() || self.watch() || self.spin() || self.sleep(deadline)
     }
 
     /// The short wait before the spinner queue: look at the word for up to
@@ -486,13 +477,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
         let mut watched = 0;
         while watched < WATCH_NS {
             watched += pause::relax_ns(0);
-            let s = self.state.load(Ordering::Relaxed);
-            if s & (LOCKED | HANDOFF) == 0
-                && self
-                    .state
-                    .compare_exchange(s, acquired(s), Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
+            if self.try_acquire() {
                 return true;
             }
         }
