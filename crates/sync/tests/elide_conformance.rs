@@ -112,7 +112,13 @@ impl Watchdog {
         let (tx, rx) = mpsc::channel::<()>();
         std::thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(HANG) {
-                eprintln!("watchdog: `{what}` still running after {HANG:?}: hung lock?");
+                // To fd 2 itself: libtest would capture `eprintln!` here and
+                // lose it in the abort.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "watchdog: `{what}` still running after {HANG:?}: hung lock?"
+                );
                 std::process::abort();
             }
         });

@@ -104,12 +104,24 @@ pub const fn limit(native: Duration) -> Duration {
 pub struct Watchdog(Option<mpsc::Sender<()>>);
 
 impl Watchdog {
-    /// Starts watching `what`.
+    /// Starts watching `what`, run by the calling thread (whose name, under
+    /// libtest, is the test's).
     pub fn new(what: &'static str, limit: Duration) -> Self {
         let (tx, rx) = mpsc::channel::<()>();
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("an unnamed thread")
+            .to_owned();
         std::thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
-                eprintln!("watchdog: `{what}` still running after {limit:?}: hung lock?");
+                // Straight to fd 2, not `eprintln!`: libtest captures the
+                // macros' output of a test's threads and would lose it in
+                // the abort, leaving CI's log without the test's name.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "watchdog: `{what}` in {test} still running after {limit:?}: hung lock?"
+                );
                 std::process::abort();
             }
         });
