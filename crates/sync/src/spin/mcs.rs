@@ -10,7 +10,27 @@
 //! Synchronization on Shared-Memory Multiprocessors", ACM TOCS 9(1), 1991;
 //! seed 001 (Bueso) on MCS in Linux.
 //!
-//! Nodes come from a per-thread `util::nodes::NodeTable`
+//! **A free lock is taken with a node inside the lock.** The lock carries
+//! one node of its own, and an acquirer that finds the tail null swings it
+//! from null to that embedded node with one compare-and-swap: no node to
+//! claim from a table, nothing to initialise, nothing to give back. An
+//! uncontended pair is then that compare-and-swap and the releasing one,
+//! the two read-modify-writes that an MCS release cannot do without (it
+//! must atomically find out whether a successor swapped itself in). The
+//! embedded node enters the queue only from an empty tail, so it is always
+//! the queue's head: nobody ever waits on its `locked` flag, and the only
+//! field in use is `next`, which successors write to link behind it. Its
+//! invariant: **`next` is null whenever the embedded node is out of the
+//! queue.** The fast path cannot reset it before its compare-and-swap (a
+//! successor of the current holder may be writing it right then), so the
+//! holder that leaves does: a release with no successor leaves `next` null
+//! (it read null, and its successful compare-and-swap proves nobody came
+//! to write it), and a hand-over resets `next` before its releasing store.
+//! Because the embedded node lives in the lock, a held `RawMcs` must not
+//! move (no lock with waiters can: they borrow it).
+//!
+//! Contended acquirers queue with nodes from a per-thread
+//! `util::nodes::NodeTable`
 //! row (four slots, as Linux's per-CPU qspinlock nodes), so one thread can
 //! hold up to four MCS locks at once and release them in any order; the
 //! guard carries the node's (thread, slot). A thread that holds more than
@@ -29,12 +49,21 @@
 //!   tail was null, pairs with the releasing CAS of the previous holder, and
 //!   otherwise makes the predecessor's initialisation visible before we
 //!   write its `next`.
+//! - The fast path's compare-and-swap (null to the embedded node) is
+//!   `AcqRel` for the same two reasons: Acquire pairs with the release that
+//!   emptied the tail, which (through the chain of hand-overs before it)
+//!   happens after the last reset of the embedded `next`; Release hands that
+//!   on to a successor that swaps the embedded node out of the tail, so its
+//!   link is written after the reset. Its failure carries no data:
+//!   `Relaxed`.
 //! - Linking (`pred.next = me`) is `Release` and the holder's read of `next`
 //!   is `Acquire`: the holder must see our `locked = true` before it stores
 //!   `false`, or its store could be ordered before ours and we would wait
 //!   forever.
 //! - Hand-over (`next.locked = false`) is `Release` and the waiter's spin is
-//!   `Acquire`: that pair carries the critical section to the next holder.
+//!   `Acquire`: that pair carries the critical section to the next holder,
+//!   and with it the reset of the embedded `next` (a `Relaxed` store
+//!   sequenced before it).
 //! - Unlocking with no successor is a CAS of the tail to null with
 //!   `Release`, picked up by the next swap's Acquire. Its failure (someone
 //!   is linking in) carries no data: `Relaxed`.
@@ -54,11 +83,23 @@ pub struct McsNode {
     locked: AtomicBool,
 }
 
+impl McsNode {
+    crate::loom_const_fn! {
+        /// A node out of any queue.
+        fn new() -> Self {
+            Self { next: AtomicPtr::new(ptr::null_mut()), locked: AtomicBool::new(false) }
+        }
+    }
+}
+
 crate::node_table!(static NODES: McsNode);
 
 /// `McsToken::place` of a node that is not in the table but on the heap
 /// (no thread index comes near it).
 const HEAP: u32 = u32::MAX;
+/// `McsToken::place` of the lock's own node, taken by the fast path.
+const EMBEDDED: u32 = u32::MAX - 1;
+// A table place is at most `(MAX_THREADS - 1) << 8 | 255`, below both.
 const _: () = assert!(DEPTH <= 1 << 8 && MAX_THREADS < 1 << 24);
 
 /// A spare node, for a thread that already holds all its table slots:
@@ -159,7 +200,8 @@ mod spare {
 #[derive(Debug)]
 pub struct McsToken {
     node: NonNull<McsNode>,
-    /// Claiming thread's index `<< 8 | slot` in its row, or [`HEAP`].
+    /// Claiming thread's index `<< 8 | slot` in its row, [`HEAP`] or
+    /// [`EMBEDDED`].
     place: u32,
     _not_send: PhantomData<*mut ()>,
 }
@@ -205,8 +247,20 @@ impl McsToken {
     #[inline]
     fn node(&self) -> &McsNode {
         // SAFETY: table nodes live as long as the table (forever); a heap
-        // node lives until `free` consumes the token.
+        // node lives until `free` consumes the token; the embedded node
+        // lives as long as its lock, which stays put while held (module
+        // documentation) and outlives its tokens (`release` takes both).
         unsafe { self.node.as_ref() }
+    }
+
+    /// The lock's own node, taken by the fast path.
+    #[inline]
+    fn embedded(lock: &RawMcs) -> Self {
+        Self {
+            node: NonNull::from(&lock.node),
+            place: EMBEDDED,
+            _not_send: PhantomData,
+        }
     }
 
     /// Whether the node is a heap node rather than a table slot.
@@ -215,9 +269,19 @@ impl McsToken {
         self.place == HEAP
     }
 
-    /// Gives the node back. Only once no other thread will touch it.
+    /// Whether the node is the lock's own.
+    #[inline]
+    fn is_embedded(&self) -> bool {
+        self.place == EMBEDDED
+    }
+
+    /// Gives the node back. Only once no other thread will touch it. The
+    /// lock's own node needs nothing: it is free again when the tail is.
     #[inline]
     fn free(self) {
+        if self.is_embedded() {
+            return;
+        }
         if self.on_heap() {
             let spare = self.node.cast::<HeapNode>();
             // SAFETY: the pointer is the spare of `heap` (same address, see
@@ -240,19 +304,42 @@ impl McsToken {
 #[derive(Debug)]
 pub struct RawMcs {
     tail: AtomicPtr<McsNode>,
+    /// The fast path's node: the queue's head when it is in the queue.
+    node: McsNode,
 }
 
 impl RawMcs {
     crate::loom_const_fn! {
         /// An unlocked lock.
         pub fn new() -> Self {
-            Self { tail: AtomicPtr::new(ptr::null_mut()) }
+            Self { tail: AtomicPtr::new(ptr::null_mut()), node: McsNode::new() }
         }
+    }
+
+    /// Takes a free lock with the embedded node: one compare-and-swap.
+    #[inline]
+    fn take_free(&self) -> Option<McsToken> {
+        // The cast only makes a pointer; `next` is written through it by
+        // successors, as an atomic.
+        let mine = ptr::from_ref(&self.node).cast_mut();
+        self.tail
+            .compare_exchange(ptr::null_mut(), mine, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+            .then(|| McsToken::embedded(self))
     }
 
     /// Queues up and spins until the lock is ours.
     #[inline]
     pub fn acquire(&self) -> McsToken {
+        if let Some(token) = self.take_free() {
+            return token;
+        }
+        self.enqueue()
+    }
+
+    /// The contended acquisition: a node from this thread's row, queued.
+    #[inline(never)]
+    fn enqueue(&self) -> McsToken {
         let me = McsToken::claim();
         let node = me.node();
         node.next.store(ptr::null_mut(), Ordering::Relaxed);
@@ -274,33 +361,18 @@ impl RawMcs {
     /// Takes the lock if nobody holds it or waits for it right now.
     #[inline]
     pub fn try_acquire(&self) -> Option<McsToken> {
-        // Look before claiming a node: a busy lock costs one load.
+        // Look before the compare-and-swap: a busy lock costs one load.
         if !self.tail.load(Ordering::Relaxed).is_null() {
             return None;
         }
-        let me = McsToken::claim();
-        let node = me.node();
-        node.next.store(ptr::null_mut(), Ordering::Relaxed);
-        node.locked.store(true, Ordering::Relaxed);
-        match self.tail.compare_exchange(
-            ptr::null_mut(),
-            me.node.as_ptr(),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => Some(me),
-            Err(_) => {
-                // Never published: nobody else saw the node.
-                me.free();
-                None
-            }
-        }
+        self.take_free()
     }
 
     /// Hands the lock to the next waiter, or frees it.
     ///
     /// # Safety
-    /// `token` must come from an acquisition of this lock, on this thread.
+    /// `token` must come from an acquisition of this lock, on this thread,
+    /// and the lock must not have moved since.
     #[inline]
     pub unsafe fn release(&self, token: McsToken) {
         let next = token.node().next.load(Ordering::Acquire);
@@ -332,6 +404,13 @@ impl RawMcs {
             // A successor has swapped itself in and is about to link.
             spin_loop();
             next = node.next.load(Ordering::Acquire);
+        }
+        if token.is_embedded() {
+            // Out of the queue with `next` null (the module's invariant):
+            // the next fast path takes it as it finds it. Nobody else writes
+            // it now: our successor has linked, and only the node's own
+            // successor ever does.
+            node.next.store(ptr::null_mut(), Ordering::Relaxed);
         }
         // SAFETY: the successor spins until this store, so its node lives.
         unsafe { &*next }.locked.store(false, Ordering::Release);
@@ -453,11 +532,13 @@ mod tests {
         const N: usize = 6;
         const { assert!(N > DEPTH) };
         assert_eq!(core::mem::size_of::<McsToken>(), 16);
-        // Through lock_api, with waiters queued behind the heap nodes.
+        // Through lock_api, with waiters queued behind the holder.
         nested_non_lifo::<RawMcs>(N);
-        // The same through the inherent API, to see where the nodes live.
+        // The queued path, taken on free locks (as when each was contended),
+        // to see where the nodes live; `acquire` would take each free lock
+        // with its embedded node.
         let locks: Vec<RawMcs> = (0..N).map(|_| RawMcs::new()).collect();
-        let mut tokens: Vec<Option<McsToken>> = locks.iter().map(|l| Some(l.acquire())).collect();
+        let mut tokens: Vec<Option<McsToken>> = locks.iter().map(|l| Some(l.enqueue())).collect();
         let on_heap = |t: &Option<McsToken>| t.as_ref().unwrap().on_heap();
         assert_eq!(tokens.iter().filter(|t| on_heap(t)).count(), N - DEPTH);
         assert!(tokens[..DEPTH].iter().all(|t| !on_heap(t)));
@@ -467,13 +548,59 @@ mod tests {
             // SAFETY: each token is released once, on this thread.
             unsafe { locks[i].release(tokens[i].take().unwrap()) };
             if i == 1 {
-                let t = locks[1].acquire();
-                assert!(!t.on_heap());
+                let t = locks[1].enqueue();
+                assert!(!t.on_heap() && !t.is_embedded());
                 // SAFETY: just acquired.
                 unsafe { locks[1].release(t) };
             }
         }
         assert!(locks.iter().all(|l| !l.is_held()));
+    }
+
+    /// A free lock is taken with its own node, a held one with a node of
+    /// the thread's row; and the lock's node goes back out of the queue
+    /// clean after a hand-over, so that the next fast-path holder does not
+    /// hand the lock to a waiter long gone (without the reset in
+    /// `hand_over`, the last release below "hands over" to the waiter's old
+    /// node and leaves the tail set: the lock stays held forever).
+    #[test]
+    fn the_fast_path_takes_the_embedded_node_and_leaves_it_clean() {
+        let _w = crate::util::testing::Watchdog::new("mcs fast path", crate::util::testing::HANG);
+        let lock = RawMcs::new();
+        let first = lock.acquire();
+        assert!(first.is_embedded());
+        assert!(lock.try_acquire().is_none());
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let t = lock.acquire();
+                let queued = !t.is_embedded() && !t.on_heap();
+                // SAFETY: acquired just now, on this thread.
+                unsafe { lock.release(t) };
+                queued
+            });
+            while !lock.has_waiter(&first) {
+                std::thread::yield_now();
+            }
+            // SAFETY: acquired above, on this thread; a waiter is linked.
+            unsafe { lock.release(first) };
+            assert!(
+                waiter.join().unwrap(),
+                "the waiter queued with a table node"
+            );
+        });
+        assert!(!lock.is_held());
+        for _ in 0..3 {
+            let t = lock.acquire();
+            assert!(t.is_embedded());
+            assert!(!lock.has_waiter(&t), "a stale successor in the lock's node");
+            // SAFETY: acquired just now, on this thread.
+            unsafe { lock.release(t) };
+            assert!(!lock.is_held(), "the release did not free the lock");
+        }
+        let t = lock.try_acquire().expect("a free lock");
+        assert!(t.is_embedded());
+        // SAFETY: acquired just now, on this thread.
+        unsafe { lock.release(t) };
     }
 
     /// Spares come back fresh, are reused rather than mapped anew, and
