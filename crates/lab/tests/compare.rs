@@ -35,20 +35,7 @@ fn noise(i: u32) -> f64 {
 }
 
 fn point(lock: &str, threads: u32, params: Value, tputs: &[f64]) -> Point {
-    Point {
-        bench: "spin".into(),
-        lock: lock.into(),
-        threads,
-        params,
-        reps: tputs
-            .iter()
-            .enumerate()
-            .map(|(i, &t)| Rep {
-                throughput_ops_s: t,
-                ..Rep::one_thread(i as u32, 1.0, 1.0, t as u64)
-            })
-            .collect(),
-    }
+    Point::of_throughputs("spin", lock, threads, params, tputs)
 }
 
 /// Stores a finished run of `points`; its id.

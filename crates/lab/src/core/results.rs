@@ -232,6 +232,34 @@ pub fn jain(xs: &[u64]) -> f64 {
 }
 
 impl Point {
+    /// A point whose repetitions measured only a throughput each, ops/s:
+    /// repetition `i` is one thread's `tputs[i]` operations in one second
+    /// of wall and CPU time, nothing else. For known answers in tests
+    /// (what a comparison or a table makes of given rates), where a real
+    /// run's other metrics would only be noise.
+    pub fn of_throughputs(
+        bench: &str,
+        lock: &str,
+        threads: u32,
+        params: serde_json::Value,
+        tputs: &[f64],
+    ) -> Point {
+        Point {
+            bench: bench.into(),
+            lock: lock.into(),
+            threads,
+            params,
+            reps: tputs
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| Rep {
+                    throughput_ops_s: t,
+                    ..Rep::one_thread(i as u32, 1.0, 1.0, t as u64)
+                })
+                .collect(),
+        }
+    }
+
     /// A metric's median, minimum and maximum over the repetitions in
     /// which it exists (is not NaN: a fairness of no acquisitions, a CPU
     /// time per acquisition of none); all three NaN when it exists in

@@ -765,23 +765,9 @@ pub fn baseline(cli: &Cli, action: &BaselineCmd) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::results::Rep;
 
     fn point(lock: &str, threads: u32, tputs: &[f64]) -> Point {
-        Point {
-            bench: "demo".into(),
-            lock: lock.into(),
-            threads,
-            params: json!({"cs_ns": 100}),
-            reps: tputs
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| Rep {
-                    throughput_ops_s: t,
-                    ..Rep::one_thread(i as u32, 1.0, 1.0, t as u64)
-                })
-                .collect(),
-        }
+        Point::of_throughputs("demo", lock, threads, json!({"cs_ns": 100}), tputs)
     }
 
     #[test]

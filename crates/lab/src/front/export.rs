@@ -263,20 +263,7 @@ mod tests {
     use serde_json::json;
 
     fn point(lock: &str, params: Value, tputs: &[f64]) -> Point {
-        Point {
-            bench: "demo".into(),
-            lock: lock.into(),
-            threads: 2,
-            params,
-            reps: tputs
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| Rep {
-                    throughput_ops_s: t,
-                    ..Rep::one_thread(i as u32, 1.0, 1.0, t as u64)
-                })
-                .collect(),
-        }
+        Point::of_throughputs("demo", lock, 2, params, tputs)
     }
 
     /// Splits CSV text into records of fields (RFC 4180: quoted fields may

@@ -425,7 +425,7 @@ mod tests {
     use super::*;
     use crate::util::nodes::DEPTH;
     use crate::util::testing::{
-        churn_threads, hammer, nested_non_lifo, numa_log, until, Watchdog, HANG,
+        churn_threads, hammer_fifo, nested_non_lifo, numa_log, until, Watchdog, HANG,
     };
 
     /// A bound the known-answer test can reach in a few hundred sections.
@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawCna>(6, 500);
+        hammer_fifo::<RawCna>(6, 500);
     }
 
     #[test]

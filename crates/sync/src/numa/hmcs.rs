@@ -453,14 +453,14 @@ pub use raw::HmcsMutex;
 mod tests {
     use super::*;
     use crate::util::nodes::DEPTH;
-    use crate::util::testing::{churn_threads, hammer, nested_non_lifo, numa_log};
+    use crate::util::testing::{churn_threads, hammer_fifo, nested_non_lifo, numa_log};
 
     /// A bound the known-answer test can reach in a few hundred sections.
     const TEST_BOUND: u32 = if cfg!(miri) { 2 } else { 4 };
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawHmcs>(6, 500);
+        hammer_fifo::<RawHmcs>(6, 500);
     }
 
     #[test]

@@ -257,7 +257,7 @@ pub use raw::AndersonMutex;
 mod tests {
     use super::*;
     use crate::util::testing::{
-        churn_threads, fifo_order, hammer, hammer_yielding, iters, nested_non_lifo,
+        churn_threads, fifo_order, hammer_fifo, hammer_yielding, iters, nested_non_lifo,
         try_lock_while_held,
     };
 
@@ -290,7 +290,7 @@ mod tests {
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawAnderson>(6, 500);
+        hammer_fifo::<RawAnderson>(6, 500);
     }
 
     /// The known answer for the bounded array: more contending threads

@@ -294,11 +294,11 @@ pub use raw::ClhMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer, nested_non_lifo};
+    use crate::util::testing::{churn_threads, hammer_fifo, nested_non_lifo};
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawClh>(6, 500);
+        hammer_fifo::<RawClh>(6, 500);
     }
 
     #[test]

@@ -354,7 +354,7 @@ pub use raw::HemlockMutex;
 mod tests {
     use super::*;
     use crate::util::testing::{
-        churn_threads, fifo_order, hammer, hammer_yielding, nested_non_lifo, threads,
+        churn_threads, fifo_order, hammer_fifo, hammer_yielding, nested_non_lifo, threads,
         try_lock_while_held, until, Watchdog, HANG,
     };
     use core::cell::UnsafeCell;
@@ -369,7 +369,7 @@ mod tests {
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawHemlock>(6, 500);
+        hammer_fifo::<RawHemlock>(6, 500);
     }
 
     #[test]

@@ -664,7 +664,7 @@ mod tests {
     use super::*;
     use crate::util::nodes::DEPTH;
     use crate::util::testing::{
-        churn_threads, hammer, iters, nested_non_lifo, threads, until, Watchdog, HANG,
+        churn_threads, hammer_fifo, iters, nested_non_lifo, threads, until, Watchdog, HANG,
     };
     use std::cell::Cell;
     use std::rc::Rc;
@@ -699,7 +699,7 @@ mod tests {
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawMalthusian>(6, 500);
+        hammer_fifo::<RawMalthusian>(6, 500);
     }
 
     #[test]

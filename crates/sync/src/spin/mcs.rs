@@ -515,11 +515,11 @@ pub use raw::McsMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer, nested_non_lifo, try_lock_while_held};
+    use crate::util::testing::{churn_threads, hammer_fifo, nested_non_lifo, try_lock_while_held};
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawMcs>(6, 500);
+        hammer_fifo::<RawMcs>(6, 500);
     }
 
     #[test]

@@ -516,7 +516,7 @@ mod tests {
     use super::*;
     use crate::util::nodes::DEPTH;
     use crate::util::testing::{
-        churn_threads, fifo_order, hammer, hammer_yielding, iters, limit, nested_non_lifo,
+        churn_threads, fifo_order, hammer_fifo, hammer_yielding, iters, limit, nested_non_lifo,
         Watchdog, HANG,
     };
     use std::sync::atomic::AtomicBool;
@@ -525,7 +525,7 @@ mod tests {
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawMcsTp>(6, 500);
+        hammer_fifo::<RawMcsTp>(6, 500);
     }
 
     /// With a 2 µs threshold waiters are passed over all the time (any

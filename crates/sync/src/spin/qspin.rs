@@ -445,7 +445,9 @@ pub use raw::QspinMutex;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::util::testing::{churn_threads, hammer, iters, nested_non_lifo, Watchdog, HANG};
+    use crate::util::testing::{
+        churn_threads, hammer_fifo, iters, nested_non_lifo, Watchdog, HANG,
+    };
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
@@ -469,7 +471,7 @@ mod tests {
 
     #[test]
     fn six_threads_count_exactly() {
-        hammer::<RawQspin>(6, 500);
+        hammer_fifo::<RawQspin>(6, 500);
     }
 
     #[test]

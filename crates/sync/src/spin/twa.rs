@@ -304,7 +304,7 @@ pub use raw::TwaMutex;
 mod tests {
     use super::*;
     use crate::util::testing::{
-        churn_threads, fifo_order, hammer, hammer_yielding, iters, nested_non_lifo, threads,
+        churn_threads, fifo_order, hammer_fifo, hammer_yielding, iters, nested_non_lifo, threads,
         try_lock_while_held, until, Watchdog, HANG,
     };
     use core::cell::UnsafeCell;
@@ -523,7 +523,7 @@ mod tests {
     #[test]
     fn six_threads_count_exactly() {
         let _s = serial();
-        hammer::<RawTwa>(6, 500);
+        hammer_fifo::<RawTwa>(6, 500);
     }
 
     #[test]

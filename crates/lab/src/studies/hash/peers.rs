@@ -283,24 +283,16 @@ pub fn lines(vs: &[Versus]) -> Vec<Line> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::results::Rep;
 
     /// A point whose repetitions have throughputs `tputs`.
     fn point(s: &str, pct: u32, threads: u32, tputs: &[f64]) -> Point {
-        Point {
-            bench: "hash".into(),
-            lock: s.into(),
+        Point::of_throughputs(
+            "hash",
+            s,
             threads,
-            params: json!({"keys": 1024, "buckets": 1024, "update_pct": pct}),
-            reps: tputs
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| Rep {
-                    throughput_ops_s: t,
-                    ..Rep::one_thread(i as u32, 1.0, 1.0, t as u64)
-                })
-                .collect(),
-        }
+            json!({"keys": 1024, "buckets": 1024, "update_pct": pct}),
+            tputs,
+        )
     }
 
     /// Known answers: rwsem exactly 1.5× std-rw in every repetition (a
