@@ -581,7 +581,8 @@ mod tests {
             while !lock.has_waiter(&first) {
                 std::thread::yield_now();
             }
-            // SAFETY: acquired above, on this thread; a waiter is linked.
+            // SAFETY: acquired above, on this thread; a waiter has swapped
+            // itself in (`hand_over` waits for its link).
             unsafe { lock.release(first) };
             assert!(
                 waiter.join().unwrap(),
