@@ -32,7 +32,11 @@
 //! against. The CPU clocks are read by the controller just after each
 //! instant; it may be preempted between the instant and its reads, so CPU
 //! time is taken over the span between the two sets of reads and scaled to
-//! the window's length (a small correction). The same reads take each
+//! the window's length (a small correction). A worker that stops may end
+//! its thread before the controller's reads at the closing (the controller
+//! preempted after the instant): a thread's clock cannot be read once it
+//! has ended, so each worker leaves its last reading behind as it stops,
+//! and the controller takes that one for a worker that has left. The same reads take each
 //! worker's run-queue wait: the time its thread was ready to run but the
 //! host gave the CPU to someone else (`/proc/self/task/TID/schedstat`). A
 //! benchmark whose workers waited for the host is measuring the host; the
@@ -93,7 +97,7 @@ pub struct Window {
     gate: Mutex<bool>,
     gate_cv: Condvar,
     /// Each worker's CPU-time clock and run-queue wait, by worker index.
-    clocks: Mutex<Vec<Option<ThreadClock>>>,
+    clocks: Mutex<Vec<Slot>>,
 }
 
 /// What the controller runs at the window's instants and while it is open.
@@ -160,7 +164,7 @@ impl Window {
             running: AtomicUsize::new(0),
             gate: Mutex::new(false),
             gate_cv: Condvar::new(),
-            clocks: Mutex::new((0..threads).map(|_| None).collect()),
+            clocks: Mutex::new((0..threads).map(|_| Slot::default()).collect()),
         }
     }
 
@@ -169,7 +173,7 @@ impl Window {
     /// itself as running. Returns the worker's recorder.
     pub fn enter(&self, index: usize) -> Recorder<'_> {
         self.enter_thread(index);
-        Recorder::new(self)
+        Recorder::new(self, index)
     }
 
     /// [`enter`](Window::enter) for a thread whose loop counts in its own
@@ -177,7 +181,10 @@ impl Window {
     pub fn enter_thread(&self, index: usize) {
         {
             let mut c = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
-            c[index] = ThreadClock::this_thread();
+            c[index] = Slot {
+                clock: ThreadClock::this_thread(),
+                left: None,
+            };
         }
         let mut open = self.gate.lock().unwrap_or_else(|e| e.into_inner());
         if self.registered.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
@@ -254,20 +261,31 @@ impl Window {
         if let Some(at) = at.as_mut() {
             at();
         }
+        // Held over the reads: a worker leaving now waits at its last
+        // reading, so each thread is either still there or has left one.
         let clocks = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
-        let cpu: Vec<f64> = clocks
-            .iter()
-            .map(|c| c.as_ref().map_or(0.0, ThreadClock::seconds))
-            .collect();
+        let cpu: Vec<f64> = clocks.iter().map(Slot::cpu_seconds).collect();
         let waited: Vec<f64> = if waits {
-            clocks
-                .iter()
-                .map(|c| c.as_ref().map_or(0.0, ThreadClock::waited_seconds))
-                .collect()
+            clocks.iter().map(Slot::waited_seconds).collect()
         } else {
             Vec::new()
         };
         (t, ticks(), cpu, waited)
+    }
+
+    /// Worker side, as worker `index` stops: leaves its thread's last CPU
+    /// and run-queue readings for the controller's reads to come.
+    fn leave(&self, index: usize) {
+        let mut c = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(slot) = c.get_mut(index) else {
+            return;
+        };
+        if let Some(clock) = slot.clock {
+            slot.left = Some((
+                clock.seconds().unwrap_or(0.0),
+                clock.waited_seconds().unwrap_or(0.0),
+            ));
+        }
     }
 
     /// Controller side: waits until every worker runs, lets them settle
@@ -382,6 +400,9 @@ pub enum Phase {
 /// One worker's counts and latency samples, classified by the window.
 pub struct Recorder<'w> {
     window: &'w Window,
+    /// Leaves the worker's last clock readings when the recorder goes
+    /// (finished, or dropped on an early return or a panic).
+    _leave: Leave<'w>,
     /// Operations completed in the window; fractions from batches that
     /// straddle an instant.
     ops: f64,
@@ -392,9 +413,10 @@ pub struct Recorder<'w> {
 }
 
 impl<'w> Recorder<'w> {
-    fn new(window: &'w Window) -> Self {
+    fn new(window: &'w Window, index: usize) -> Self {
         Recorder {
             window,
+            _leave: Leave { window, index },
             ops: 0.0,
             hist: latency_histogram(),
             censored: 0,
@@ -580,8 +602,50 @@ pub fn latency<'a>(workers: impl IntoIterator<Item = &'a Measured>) -> Result<La
     })
 }
 
+/// Leaves worker `index`'s last clock readings in the window as it drops.
+struct Leave<'w> {
+    window: &'w Window,
+    index: usize,
+}
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        self.window.leave(self.index);
+    }
+}
+
+/// One worker's place in the window's clocks: its thread's clock while it
+/// runs, the last readings it left as it stopped.
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    clock: Option<ThreadClock>,
+    /// CPU seconds and run-queue seconds at the worker's leaving.
+    left: Option<(f64, f64)>,
+}
+
+impl Slot {
+    /// CPU seconds: what the worker left if it has left, else its clock (0
+    /// for a worker that never registered).
+    fn cpu_seconds(&self) -> f64 {
+        match (self.left, self.clock) {
+            (Some((cpu, _)), _) => cpu,
+            (None, Some(c)) => c.seconds().unwrap_or(0.0),
+            (None, None) => 0.0,
+        }
+    }
+
+    /// Run-queue seconds, likewise.
+    fn waited_seconds(&self) -> f64 {
+        match (self.left, self.clock) {
+            (Some((_, waited)), _) => waited,
+            (None, Some(c)) => c.waited_seconds().unwrap_or(0.0),
+            (None, None) => 0.0,
+        }
+    }
+}
+
 /// A thread's CPU-time clock and its run-queue wait, readable from any
-/// thread of the process.
+/// thread of the process while the thread runs.
 #[derive(Debug, Clone, Copy)]
 struct ThreadClock {
     #[cfg(target_os = "linux")]
@@ -608,21 +672,21 @@ impl ThreadClock {
     }
 
     /// Seconds the thread has spent ready but waiting for a CPU: the second
-    /// field of its `schedstat` (nanoseconds; 0 where there is none, or
-    /// once the thread has exited).
-    fn waited_seconds(&self) -> f64 {
+    /// field of its `schedstat` (nanoseconds). `None` where the kernel does
+    /// not say, or once the thread has exited.
+    fn waited_seconds(&self) -> Option<f64> {
         #[cfg(target_os = "linux")]
         {
             let path = format!("/proc/self/task/{}/schedstat", self.tid);
             if let Ok(s) = std::fs::read_to_string(path) {
-                return run_queue_ns(&s).map_or(0.0, |ns| ns as f64 * 1e-9);
+                return run_queue_ns(&s).map(|ns| ns as f64 * 1e-9);
             }
         }
-        0.0
+        None
     }
 
-    /// CPU seconds the thread has used (0 once it has exited).
-    fn seconds(&self) -> f64 {
+    /// CPU seconds the thread has used; `None` once it has exited.
+    fn seconds(&self) -> Option<f64> {
         #[cfg(target_os = "linux")]
         {
             let mut ts = libc::timespec {
@@ -632,10 +696,10 @@ impl ThreadClock {
             // SAFETY: `ts` is a valid place for the result; a clock of a
             // thread that has exited gives an error, not undefined behaviour.
             if unsafe { libc::clock_gettime(self.cpu, &mut ts) } == 0 {
-                return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+                return Some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9);
             }
         }
-        0.0
+        None
     }
 }
 
@@ -660,7 +724,7 @@ mod tests {
     #[test]
     fn operations_count_by_when_they_complete() {
         let w = window(1_000, 2_000);
-        let mut r = Recorder::new(&w);
+        let mut r = Recorder::new(&w, 0);
         assert!(r.op(10, 999)); // warm-up
         assert!(r.op(900, 1_000)); // completes at the opening: counted
         assert!(r.op(1_500, 1_999));
@@ -674,13 +738,13 @@ mod tests {
     #[test]
     fn a_wait_that_spans_the_whole_window_is_censored_not_lost() {
         let w = window(1_000, 2_000);
-        let mut r = Recorder::new(&w);
+        let mut r = Recorder::new(&w, 0);
         assert!(!r.op(500, 5_000));
         let m = r.finish();
         assert_eq!((m.ops, m.hist.len()), (0, 0));
         assert_eq!((m.censored, m.censored_ticks), (1, 1_500));
         // A wait that began after the closing is no wait of the window.
-        let mut r = Recorder::new(&w);
+        let mut r = Recorder::new(&w, 0);
         assert!(!r.op(2_500, 3_000));
         assert_eq!(r.finish().censored, 0);
     }
@@ -688,7 +752,7 @@ mod tests {
     #[test]
     fn batches_count_the_share_inside_the_window() {
         let w = window(1_000, 2_000);
-        let mut r = Recorder::new(&w);
+        let mut r = Recorder::new(&w, 0);
         assert!(r.batch(100, 0, 900));
         assert!(r.batch(100, 900, 1_100)); // half inside: 50
         assert!(r.batch(100, 1_100, 1_900)); // all: 100
@@ -706,8 +770,8 @@ mod tests {
     fn known_samples_give_their_known_quantiles() {
         let w = window(0, UNSET - 1);
         let thirty_s = ns_to_ticks(30_000_000_000);
-        let mut a = Recorder::new(&w);
-        let mut b = Recorder::new(&w);
+        let mut a = Recorder::new(&w, 0);
+        let mut b = Recorder::new(&w, 0);
         for v in 1..=100_000u64 {
             let r = if v % 2 == 0 { &mut a } else { &mut b };
             assert!(r.op(1_000, 1_000 + v));
@@ -734,7 +798,7 @@ mod tests {
     #[test]
     fn a_latency_beyond_the_range_is_an_error_not_a_clamp() {
         let w = window(0, UNSET - 1);
-        let mut r = Recorder::new(&w);
+        let mut r = Recorder::new(&w, 0);
         assert!(r.op(0, MAX_TICKS * 2));
         let e = latency([&r.finish()]).unwrap_err();
         assert!(e.contains("beyond the histogram's range"), "{e}");
@@ -774,6 +838,45 @@ mod tests {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         assert!(span.cpu_total_s() <= span.wall_s * cores.min(3.0) * 1.1 + 0.002);
         assert!(span.cpu_total_s() > 0.0);
+    }
+
+    #[test]
+    fn workers_that_end_before_the_controller_reads_the_closing_keep_their_cpu_time() {
+        // The controller reads the closing clocks 30 ms after the instant
+        // (as if preempted there); the busy workers see the closing, stop
+        // and end their threads meanwhile. Their CPU time in the window is
+        // still counted: about the window's length each, never 0.
+        let w = Window::new(2);
+        let mut late = || std::thread::sleep(Duration::from_millis(30));
+        let span = std::thread::scope(|s| {
+            for i in 0..2 {
+                let w = &w;
+                s.spawn(move || {
+                    let mut r = w.enter(i);
+                    loop {
+                        let t = ticks();
+                        if !r.op(t, t) {
+                            break;
+                        }
+                    }
+                    r.finish()
+                });
+            }
+            w.measure(
+                Duration::from_millis(5),
+                0.05,
+                Hooks {
+                    at_close: Some(&mut late),
+                    ..Hooks::default()
+                },
+            )
+        });
+        assert_eq!(span.cpu_s.len(), 2);
+        // Each worker spun through the window on one of the host's CPUs,
+        // so at least a tenth of it whatever else the host ran.
+        for (i, cpu) in span.cpu_s.iter().enumerate() {
+            assert!(*cpu >= span.wall_s * 0.1, "worker {i}: {span:?}");
+        }
     }
 
     #[test]
