@@ -804,6 +804,19 @@ mod tests {
         assert!(e.contains("beyond the histogram's range"), "{e}");
     }
 
+    /// Worker `i`: enters the window and counts operations as fast as it
+    /// can until the closing.
+    fn busy_until_closed(w: &Window, i: usize) -> Measured {
+        let mut r = w.enter(i);
+        loop {
+            let t = ticks();
+            if !r.op(t, t) {
+                break;
+            }
+        }
+        r.finish()
+    }
+
     #[test]
     fn the_window_opens_only_when_every_worker_runs_and_cpu_covers_it() {
         let w = Window::new(3);
@@ -811,16 +824,7 @@ mod tests {
             let hs: Vec<_> = (0..3)
                 .map(|i| {
                     let w = &w;
-                    s.spawn(move || {
-                        let mut r = w.enter(i);
-                        loop {
-                            let t = ticks();
-                            if !r.op(t, t) {
-                                break;
-                            }
-                        }
-                        r.finish()
-                    })
+                    s.spawn(move || busy_until_closed(w, i))
                 })
                 .collect();
             let span = w.measure(Duration::from_millis(5), 0.05, Hooks::default());
@@ -851,16 +855,7 @@ mod tests {
         let span = std::thread::scope(|s| {
             for i in 0..2 {
                 let w = &w;
-                s.spawn(move || {
-                    let mut r = w.enter(i);
-                    loop {
-                        let t = ticks();
-                        if !r.op(t, t) {
-                            break;
-                        }
-                    }
-                    r.finish()
-                });
+                s.spawn(move || busy_until_closed(w, i));
             }
             w.measure(
                 Duration::from_millis(5),
