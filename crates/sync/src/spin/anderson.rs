@@ -302,6 +302,8 @@ mod tests {
         // threads on two slots and two cores, without the yield, once ran
         // past the two-minute watchdog in CI beside another spinning test
         // (each hand-over waited for a preempted waiter's next time slice).
+        // The twelve threads below did so again with it, until the waiters
+        // of the unit tests also yielded as they spin (`util::sync::spin_loop`).
         hammer_yielding(RawAnderson::<2>::with_slots(), 5, 10_000);
         hammer_yielding(RawAnderson::<2>::with_slots(), 6, 500);
         // The default eight, with twelve threads (natively).
