@@ -8,7 +8,7 @@
 //! programs saw only correct replies and badges, with counts that add up.
 
 use crate::cc::Concurrency;
-use crate::kernel::{Kernel, RunResult};
+use crate::kernel::{Kernel, Objects, RunResult};
 use crate::objects::{EpState, Queue, Tcb, ThreadState, NIL};
 use crate::user::Program;
 use crossbeam_utils::CachePadded;
@@ -71,6 +71,11 @@ fn walk(tcbs: &[CachePadded<Tcb>], q: &Queue, what: &str, v: &mut Violations) ->
 
 /// Checks a stopped kernel's objects. See the module documentation.
 pub fn check_kernel<C: Concurrency>(k: &Kernel<C>) -> Violations {
+    check_kernel_objects(k.objects())
+}
+
+/// [`check_kernel`] on the objects alone: compiled once, not per variant.
+fn check_kernel_objects(k: &Objects) -> Violations {
     let mut v = Violations::default();
     let n = k.tcbs.len();
     // Where each thread was found: (queue name, count).
@@ -301,6 +306,11 @@ pub fn check_kernel<C: Concurrency>(k: &Kernel<C>) -> Violations {
 /// Checks what the user programs saw: every reply and badge correct, and
 /// each program's tallies agree with the kernel's counters and state.
 pub fn check_programs<C: Concurrency>(k: &Kernel<C>, r: &RunResult) -> Violations {
+    check_programs_objects(k.objects(), r)
+}
+
+/// [`check_programs`] on the objects alone: compiled once, not per variant.
+fn check_programs_objects(k: &Objects, r: &RunResult) -> Violations {
     let mut v = Violations::default();
     for (t, p) in r.programs.iter().enumerate() {
         let tcb = &k.tcbs[t];
@@ -349,7 +359,7 @@ pub fn check_programs<C: Concurrency>(k: &Kernel<C>, r: &RunResult) -> Violation
             Program::Reaper(_) => {}
             Program::Driver(d) => {
                 // The key-value system's own invariants (see `kv::check`).
-                for s in crate::kv::check::check_kv(k, r, d.shared()).0 {
+                for s in crate::kv::check::check_kv_objects(k, r, d.shared()).0 {
                     v.add(s);
                 }
             }
@@ -391,9 +401,9 @@ mod tests {
     fn a_ready_thread_in_no_ready_queue_is_found() {
         let (k, _) = stopped_pingpong();
         let waiting = (0..2)
-            .find(|&t| k.tcbs[t].state() != ThreadState::Running)
+            .find(|&t| k.o.tcbs[t].state() != ThreadState::Running)
             .expect("one of the pair waits");
-        k.tcbs[waiting].set_state(ThreadState::Ready);
+        k.o.tcbs[waiting].set_state(ThreadState::Ready);
         // Found either as a thread in no ready queue or as a queued
         // thread in the wrong state, depending on where the stop left it.
         assert!(!check_kernel(&k).is_empty());
@@ -404,15 +414,15 @@ mod tests {
         let (k, _) = stopped_pingpong();
         // The server waits on its endpoint or owes the client a reply;
         // either way, a dangling back link or a lost reply shows.
-        k.tcbs[0].prev.set(1);
-        k.tcbs[1].reply_to.set(0);
+        k.o.tcbs[0].prev.set(1);
+        k.o.tcbs[1].reply_to.set(0);
         assert!(!check_kernel(&k).is_empty());
     }
 
     #[test]
     fn a_message_lost_by_the_kernel_is_found_in_the_counts() {
         let (k, run) = stopped_pingpong();
-        k.tcbs[1].received.set(k.tcbs[1].received.get() + 3);
+        k.o.tcbs[1].received.set(k.o.tcbs[1].received.get() + 3);
         assert!(!check_kernel(&k).is_empty());
         assert!(!check_programs(&k, &run).is_empty());
     }

@@ -104,8 +104,20 @@ impl std::fmt::Display for BootError {
 impl std::error::Error for BootError {}
 
 /// The emulated kernel with concurrency control `C`.
+///
+/// Only the system-call path is generic over `C` (its entry and exit are
+/// the variant's, inlined). Booting, starting and stopping the cores and
+/// the checkers work on the [`Objects`] alone, so that they are compiled
+/// once rather than once per variant (a lab builds over a hundred
+/// variants).
 pub struct Kernel<C> {
     pub(crate) cc: C,
+    pub(crate) o: Objects,
+}
+
+/// Everything of a [`Kernel`] but its concurrency control: the objects,
+/// the cores' state and the clocks.
+pub(crate) struct Objects {
     pub(crate) tcbs: Box<[CachePadded<Tcb>]>,
     pub(crate) eps: Box<[CachePadded<Endpoint>]>,
     pub(crate) ntfns: Box<[CachePadded<Notification>]>,
@@ -243,7 +255,12 @@ impl<C> Kernel<C> {
     /// waiting: wake-ups whose waker did not ring the doorbell (a kernel bug;
     /// its tests want none).
     pub fn late_rings(&self) -> u64 {
-        self.bells.iter().map(|b| b.late()).sum()
+        self.o.bells.iter().map(|b| b.late()).sum()
+    }
+
+    /// The objects, the cores' state and the clocks.
+    pub(crate) fn objects(&self) -> &Objects {
+        &self.o
     }
 }
 
@@ -264,10 +281,20 @@ const HALT_MAX: Duration = Duration::from_millis(20);
 /// How often a core publishes its counters, in system calls.
 const PUBLISH_EVERY: u32 = 32;
 
-impl<C: Concurrency> Kernel<C> {
-    /// Builds the objects of `sys` under concurrency control `cc`. Every
-    /// thread starts ready on its core.
-    pub fn boot(cc: C, sys: &System, cfg: Config) -> Result<Self, BootError> {
+/// A core's loop over its threads' programs until `stop`, as [`Kernel::run`]
+/// hands it to the core's thread.
+type CoreLoop = Arc<dyn Fn(u32, &mut [(u32, Program)], &AtomicBool) -> CoreStats + Send + Sync>;
+
+impl Objects {
+    /// Builds the objects of `sys`; every thread starts ready on its core.
+    /// Unless `sharing`, objects used by threads of two cores are refused
+    /// (`name` names the variant in the error).
+    fn build(
+        sys: &System,
+        cfg: Config,
+        sharing: bool,
+        name: &dyn Fn() -> String,
+    ) -> Result<Self, BootError> {
         if sys.cores == 0 {
             return Err(BootError("a kernel needs at least one core".into()));
         }
@@ -314,11 +341,11 @@ impl<C: Concurrency> Kernel<C> {
                 let o = &mut owner[cap.obj as usize];
                 if *o == NIL {
                     *o = t.core;
-                } else if *o != t.core && !C::SHARING {
+                } else if *o != t.core && !sharing {
                     return Err(BootError(format!(
                         "{}: {:?} {} is used by threads on cores {} and {}; this variant has no \
                          synchronization and is only correct when cores touch disjoint objects",
-                        cc.name(),
+                        name(),
                         cap.kind,
                         cap.obj,
                         *o,
@@ -330,8 +357,7 @@ impl<C: Concurrency> Kernel<C> {
             tcbs.push(CachePadded::new(Tcb::new(t.core, *slot, t.caps.clone())));
             *slot += 1;
         }
-        let k = Kernel {
-            cc,
+        let k = Objects {
             tcbs: tcbs.into_boxed_slice(),
             eps: (0..sys.endpoints)
                 .map(|_| CachePadded::new(Endpoint::new()))
@@ -365,30 +391,16 @@ impl<C: Concurrency> Kernel<C> {
         Ok(k)
     }
 
-    /// The concurrency control's name.
-    pub fn variant(&self) -> String {
-        self.cc.name()
-    }
-
-    /// Number of emulated cores.
-    pub fn n_cores(&self) -> u32 {
-        self.cores.len() as u32
-    }
-
-    /// Runs every core on its own thread with the threads' `programs` (one
-    /// per thread of the system, in order) until `drive` returns, then stops
-    /// the cores at their next user-mode step and collects what they did.
-    /// `on_core_start` runs first on each core's thread (to pin it).
-    ///
-    /// A core that does not stop within `grace` is a [`Hang`]; its thread is
-    /// left behind.
-    pub fn run<R>(
-        self: &Arc<Self>,
+    /// [`Kernel::run`] but for calling each core's loop: starts the cores'
+    /// threads, runs `drive`, stops the cores and collects what they did.
+    fn run_cores(
+        &self,
         programs: Vec<Program>,
         on_core_start: Arc<dyn Fn(u32) + Send + Sync>,
         grace: Duration,
-        drive: impl FnOnce(&Monitor) -> R,
-    ) -> Result<(R, RunResult), Hang> {
+        core_loop: CoreLoop,
+        drive: &mut dyn FnMut(&Monitor),
+    ) -> Result<RunResult, Hang> {
         assert_eq!(programs.len(), self.tcbs.len(), "one program per thread");
         let mut per_core: Vec<Vec<(u32, Program)>> =
             (0..self.cores.len()).map(|_| Vec::new()).collect();
@@ -399,7 +411,7 @@ impl<C: Concurrency> Kernel<C> {
         let (tx, rx) = mpsc::channel();
         for (core, progs) in per_core.into_iter().enumerate() {
             let (k, stop, tx, start) = (
-                Arc::clone(self),
+                Arc::clone(&core_loop),
                 Arc::clone(&stop),
                 tx.clone(),
                 Arc::clone(&on_core_start),
@@ -409,13 +421,13 @@ impl<C: Concurrency> Kernel<C> {
                 .spawn(move || {
                     start(core as u32);
                     let mut progs = progs;
-                    let st = k.core_loop(core as u32, &mut progs, &stop);
+                    let st = k(core as u32, &mut progs, &stop);
                     let _ = tx.send((core as u32, st, progs));
                 })
                 .expect("spawn an emulated core");
         }
         drop(tx);
-        let r = drive(&Monitor {
+        drive(&Monitor {
             published: &self.published,
             idle: &self.idle,
         });
@@ -450,12 +462,58 @@ impl<C: Concurrency> Kernel<C> {
             .into_iter()
             .map(|p| p.expect("every core returned its programs"))
             .collect();
-        Ok((r, RunResult { cores, programs }))
+        Ok(RunResult { cores, programs })
+    }
+}
+
+impl<C: Concurrency> Kernel<C> {
+    /// Builds the objects of `sys` under concurrency control `cc`. Every
+    /// thread starts ready on its core.
+    pub fn boot(cc: C, sys: &System, cfg: Config) -> Result<Self, BootError> {
+        let o = Objects::build(sys, cfg, C::SHARING, &|| cc.name())?;
+        Ok(Kernel { cc, o })
+    }
+
+    /// The concurrency control's name.
+    pub fn variant(&self) -> String {
+        self.cc.name()
+    }
+
+    /// Number of emulated cores.
+    pub fn n_cores(&self) -> u32 {
+        self.o.cores.len() as u32
+    }
+
+    /// Runs every core on its own thread with the threads' `programs` (one
+    /// per thread of the system, in order) until `drive` returns, then stops
+    /// the cores at their next user-mode step and collects what they did.
+    /// `on_core_start` runs first on each core's thread (to pin it).
+    ///
+    /// A core that does not stop within `grace` is a [`Hang`]; its thread is
+    /// left behind.
+    pub fn run<R>(
+        self: &Arc<Self>,
+        programs: Vec<Program>,
+        on_core_start: Arc<dyn Fn(u32) + Send + Sync>,
+        grace: Duration,
+        drive: impl FnOnce(&Monitor) -> R,
+    ) -> Result<(R, RunResult), Hang> {
+        let k = Arc::clone(self);
+        // Each core's thread calls this once and loops inside it: the one
+        // dynamic call per core and run, outside the system-call path.
+        let core_loop: CoreLoop = Arc::new(move |core, progs, stop| k.core_loop(core, progs, stop));
+        let (mut drive, mut r) = (Some(drive), None);
+        let run = self
+            .o
+            .run_cores(programs, on_core_start, grace, core_loop, &mut |m| {
+                r = drive.take().map(|d| d(m))
+            })?;
+        Ok((r.expect("the cores ran the driver"), run))
     }
 
     fn core_loop(&self, core: u32, progs: &mut [(u32, Program)], stop: &AtomicBool) -> CoreStats {
-        let cs = &self.cores[core as usize];
-        let slot = &self.published[core as usize];
+        let cs = &self.o.cores[core as usize];
+        let slot = &self.o.published[core as usize];
         let mut st = CoreStats::default();
         let mut regs: Regs = [0; REG_WORDS];
         let mut cur = NIL;
@@ -463,8 +521,8 @@ impl<C: Concurrency> Kernel<C> {
         // System calls since the emulated timer last fired.
         let mut since_tick = 0u32;
         let mut idle_spins = 0u32;
-        let (clock, mut marks) = (&self.idle[core as usize], IdleMarks::default());
-        let lines = &self.core_irqs[core as usize];
+        let (clock, mut marks) = (&self.o.idle[core as usize], IdleMarks::default());
+        let lines = &self.o.core_irqs[core as usize];
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -493,7 +551,7 @@ impl<C: Concurrency> Kernel<C> {
                     if idle_spins < IDLE_SPINS {
                         std::hint::spin_loop();
                     } else {
-                        self.bells[core as usize].halt(work, HALT_MAX);
+                        self.o.bells[core as usize].halt(work, HALT_MAX);
                     }
                     continue;
                 }
@@ -514,7 +572,7 @@ impl<C: Concurrency> Kernel<C> {
                 self.restore(cur, &mut regs);
                 continue;
             }
-            let tcb = &self.tcbs[cur as usize];
+            let tcb = &self.o.tcbs[cur as usize];
             let sc = progs[tcb.slot as usize].1.step(&mut regs);
             // Kernel entry: save the user state, outside any lock.
             for (r, v) in tcb.regs.iter().zip(&regs) {
@@ -542,7 +600,7 @@ impl<C: Concurrency> Kernel<C> {
     fn irq_pending(&self, lines: &[u32]) -> bool {
         lines
             .iter()
-            .any(|&l| self.irqs[l as usize].line.state() == crate::irq::PENDING)
+            .any(|&l| self.o.irqs[l as usize].line.state() == crate::irq::PENDING)
     }
 
     /// Takes the pending interrupts of `lines` in one kernel entry: each
@@ -551,18 +609,18 @@ impl<C: Concurrency> Kernel<C> {
         let mut kicks = Kicks::new();
         let e = self.cc.enter(st);
         for &l in lines {
-            let q = &self.irqs[l as usize];
+            let q = &self.o.irqs[l as usize];
             if q.line.take() {
                 self.signal(core, NIL, q.ntfn, q.badge.max(1), &mut kicks);
             }
         }
         self.cc.exit(e);
-        kicks.send(&self.cores, &self.bells);
+        kicks.send(&self.o.cores, &self.o.bells);
     }
 
     #[inline]
     fn restore(&self, t: u32, regs: &mut Regs) {
-        for (v, r) in regs.iter_mut().zip(&self.tcbs[t as usize].regs) {
+        for (v, r) in regs.iter_mut().zip(&self.o.tcbs[t as usize].regs) {
             *v = r.get();
         }
     }
@@ -573,7 +631,7 @@ impl<C: Concurrency> Kernel<C> {
         st.preemptions += 1;
         let mut kicks = Kicks::new();
         let e = self.cc.enter(st);
-        let t = &self.tcbs[me as usize];
+        let t = &self.o.tcbs[me as usize];
         let next = {
             let _held = self.lock_objs([Some(&t.lock), None, None, None]);
             self.make_ready(core, me, &mut kicks);
@@ -581,7 +639,7 @@ impl<C: Concurrency> Kernel<C> {
         };
         self.cc.exit(e);
         st.switches += 1;
-        spin_ticks(self.cfg.switch_ticks);
+        spin_ticks(self.o.cfg.switch_ticks);
         next
     }
 
@@ -590,14 +648,14 @@ impl<C: Concurrency> Kernel<C> {
         st.idle_entries += 1;
         let e = self.cc.enter(st);
         let next = self.pick_next(core);
-        if next != NIL && self.cfg.switch_inside {
-            spin_ticks(self.cfg.switch_ticks);
+        if next != NIL && self.o.cfg.switch_inside {
+            spin_ticks(self.o.cfg.switch_ticks);
         }
         self.cc.exit(e);
         if next != NIL {
             st.switches += 1;
-            if !self.cfg.switch_inside {
-                spin_ticks(self.cfg.switch_ticks);
+            if !self.o.cfg.switch_inside {
+                spin_ticks(self.o.cfg.switch_ticks);
             }
         }
         next
@@ -613,28 +671,28 @@ impl<C: Concurrency> Kernel<C> {
             let w = self.cc.enter_writer(st);
             let next = self.delete(core, me, cap, st, &mut kicks);
             self.cc.exit_writer(w);
-            kicks.send(&self.cores, &self.bells);
+            kicks.send(&self.o.cores, &self.o.bells);
             return next;
         }
         let e = self.cc.enter(st);
-        let t0 = if self.cfg.measure_hold { ticks() } else { 0 };
+        let t0 = if self.o.cfg.measure_hold { ticks() } else { 0 };
         let next = self.execute(core, me, sc, st, &mut kicks);
         let switched = next != me;
-        if switched && self.cfg.switch_inside {
-            spin_ticks(self.cfg.switch_ticks);
+        if switched && self.o.cfg.switch_inside {
+            spin_ticks(self.o.cfg.switch_ticks);
         }
-        if self.cfg.measure_hold {
+        if self.o.cfg.measure_hold {
             st.hold_ticks += ticks().wrapping_sub(t0);
             st.holds += 1;
         }
         self.cc.exit(e);
         if switched {
             st.switches += 1;
-            if !self.cfg.switch_inside {
-                spin_ticks(self.cfg.switch_ticks);
+            if !self.o.cfg.switch_inside {
+                spin_ticks(self.o.cfg.switch_ticks);
             }
         }
-        kicks.send(&self.cores, &self.bells);
+        kicks.send(&self.o.cores, &self.o.bells);
         next
     }
 
@@ -642,7 +700,7 @@ impl<C: Concurrency> Kernel<C> {
     /// `right` with it.
     #[inline]
     fn decode(&self, me: u32, idx: u8, kind: ObjKind, right: u8) -> Result<&Cap, Error> {
-        let cap = self.tcbs[me as usize]
+        let cap = self.o.tcbs[me as usize]
             .caps
             .get(idx as usize)
             .ok_or(Error::InvalidCap)?;
@@ -653,8 +711,8 @@ impl<C: Concurrency> Kernel<C> {
             return Err(Error::NoRights);
         }
         let deleted = match kind {
-            ObjKind::Endpoint => self.eps[cap.obj as usize].deleted.get(),
-            ObjKind::Notification => self.ntfns[cap.obj as usize].deleted.get(),
+            ObjKind::Endpoint => self.o.eps[cap.obj as usize].deleted.get(),
+            ObjKind::Notification => self.o.ntfns[cap.obj as usize].deleted.get(),
             ObjKind::Irq => 0,
         };
         if deleted != 0 {
@@ -672,7 +730,7 @@ impl<C: Concurrency> Kernel<C> {
         st: &mut CoreStats,
         kicks: &mut Kicks,
     ) -> u32 {
-        let t = &self.tcbs[me as usize];
+        let t = &self.o.tcbs[me as usize];
         t.regs[REG_ERROR].set(0);
         let checked = match sc {
             Syscall::Call(c) => self
@@ -702,7 +760,7 @@ impl<C: Concurrency> Kernel<C> {
             Syscall::IrqAck(c) => self.decode(me, c, ObjKind::Irq, rights::SEND).map(|cap| {
                 // The line's state is its own atomic (see `irq`): acking a
                 // line that is not masked changes nothing.
-                self.irqs[cap.obj as usize].line.ack();
+                self.o.irqs[cap.obj as usize].line.ack();
                 me
             }),
             Syscall::Exit => Ok(self.exit(core, me, kicks)),
@@ -739,7 +797,7 @@ impl<C: Concurrency> Kernel<C> {
 
     #[inline(always)]
     fn tcb_lock(&self, t: u32) -> Option<&RawTicket> {
-        (t != NIL).then(|| &self.tcbs[t as usize].lock)
+        (t != NIL).then(|| &self.o.tcbs[t as usize].lock)
     }
 
     /// The first thread queued on `ep` if it queues threads in `state`.
@@ -755,7 +813,7 @@ impl<C: Concurrency> Kernel<C> {
     /// Copies the message registers of `from` to `to`.
     #[inline]
     fn transfer(&self, from: u32, to: u32, badge: u64, st: &mut CoreStats) {
-        let (f, t) = (&self.tcbs[from as usize], &self.tcbs[to as usize]);
+        let (f, t) = (&self.o.tcbs[from as usize], &self.o.tcbs[to as usize]);
         for i in 0..MSG_WORDS {
             t.regs[REG_MSG + i].set(f.regs[REG_MSG + i].get());
         }
@@ -770,11 +828,11 @@ impl<C: Concurrency> Kernel<C> {
     /// not this one).
     #[inline]
     fn make_ready(&self, core: u32, t: u32, kicks: &mut Kicks) {
-        let tcb = &self.tcbs[t as usize];
+        let tcb = &self.o.tcbs[t as usize];
         tcb.set_state(ThreadState::Ready);
-        let cs = &self.cores[tcb.core as usize];
+        let cs = &self.o.cores[tcb.core as usize];
         let _g = self.lock_objs([Some(&cs.lock), None, None, None]);
-        cs.rq_push(&self.tcbs, t);
+        cs.rq_push(&self.o.tcbs, t);
         if tcb.core != core {
             kicks.add(tcb.core);
         }
@@ -783,11 +841,11 @@ impl<C: Concurrency> Kernel<C> {
     /// The caller blocked: the core runs its next ready thread, or idles.
     #[inline]
     fn pick_next(&self, core: u32) -> u32 {
-        let cs = &self.cores[core as usize];
+        let cs = &self.o.cores[core as usize];
         let _g = self.lock_objs([Some(&cs.lock), None, None, None]);
-        let n = cs.rq_pop(&self.tcbs).unwrap_or(NIL);
+        let n = cs.rq_pop(&self.o.tcbs).unwrap_or(NIL);
         if n != NIL {
-            self.tcbs[n as usize].set_state(ThreadState::Running);
+            self.o.tcbs[n as usize].set_state(ThreadState::Running);
         }
         cs.current.set(n);
         n
@@ -797,10 +855,10 @@ impl<C: Concurrency> Kernel<C> {
     /// this core's, else make it ready there and run the next ready thread.
     #[inline]
     fn wake_switch(&self, core: u32, t: u32, kicks: &mut Kicks) -> u32 {
-        let tcb = &self.tcbs[t as usize];
+        let tcb = &self.o.tcbs[t as usize];
         if tcb.core == core {
             tcb.set_state(ThreadState::Running);
-            self.cores[core as usize].current.set(t);
+            self.o.cores[core as usize].current.set(t);
             t
         } else {
             self.make_ready(core, t, kicks);
@@ -810,10 +868,10 @@ impl<C: Concurrency> Kernel<C> {
 
     #[inline]
     fn block_on_ep(&self, me: u32, ep_i: u32, ts: ThreadState, es: EpState) {
-        let (t, ep) = (&self.tcbs[me as usize], &self.eps[ep_i as usize]);
+        let (t, ep) = (&self.o.tcbs[me as usize], &self.o.eps[ep_i as usize]);
         t.set_state(ts);
         t.blocked_on.set(ep_i);
-        ep.queue.push(&self.tcbs, me);
+        ep.queue.push(&self.o.tcbs, me);
         ep.state.set(es as u32);
     }
 
@@ -828,8 +886,8 @@ impl<C: Concurrency> Kernel<C> {
         st: &mut CoreStats,
         kicks: &mut Kicks,
     ) {
-        let (ep, s) = (&self.eps[ep_i as usize], &self.tcbs[sender as usize]);
-        ep.queue.remove(&self.tcbs, sender);
+        let (ep, s) = (&self.o.eps[ep_i as usize], &self.o.tcbs[sender as usize]);
+        ep.queue.remove(&self.o.tcbs, sender);
         if ep.queue.is_empty() {
             ep.state.set(EpState::Idle as u32);
         }
@@ -839,7 +897,7 @@ impl<C: Concurrency> Kernel<C> {
         if s.is_call.get() != 0 {
             s.is_call.set(0);
             s.set_state(ThreadState::BlockedOnReply);
-            self.tcbs[me as usize].reply_to.set(sender);
+            self.o.tcbs[me as usize].reply_to.set(sender);
         } else {
             self.make_ready(core, sender, kicks);
         }
@@ -848,12 +906,12 @@ impl<C: Concurrency> Kernel<C> {
     /// Takes `receiver` off endpoint `ep_i` and gives it `me`'s message.
     #[inline]
     fn give_to(&self, me: u32, receiver: u32, ep_i: u32, badge: u64, st: &mut CoreStats) {
-        let ep = &self.eps[ep_i as usize];
-        ep.queue.remove(&self.tcbs, receiver);
+        let ep = &self.o.eps[ep_i as usize];
+        ep.queue.remove(&self.o.tcbs, receiver);
         if ep.queue.is_empty() {
             ep.state.set(EpState::Idle as u32);
         }
-        self.tcbs[receiver as usize].blocked_on.set(NIL);
+        self.o.tcbs[receiver as usize].blocked_on.set(NIL);
         self.transfer(me, receiver, badge, st);
         ep.transfers.bump();
     }
@@ -872,7 +930,7 @@ impl<C: Concurrency> Kernel<C> {
         st: &mut CoreStats,
         kicks: &mut Kicks,
     ) -> u32 {
-        let (t, ep) = (&self.tcbs[me as usize], &self.eps[ep_i as usize]);
+        let (t, ep) = (&self.o.tcbs[me as usize], &self.o.eps[ep_i as usize]);
         loop {
             let recv = self.head_if(ep, EpState::Recv);
             let _held = self.lock_objs([Some(&t.lock), self.tcb_lock(recv), Some(&ep.lock), None]);
@@ -890,7 +948,7 @@ impl<C: Concurrency> Kernel<C> {
                 self.make_ready(core, recv, kicks);
                 return me;
             }
-            self.tcbs[recv as usize].reply_to.set(me);
+            self.o.tcbs[recv as usize].reply_to.set(me);
             t.set_state(ThreadState::BlockedOnReply);
             return self.wake_switch(core, recv, kicks);
         }
@@ -910,7 +968,7 @@ impl<C: Concurrency> Kernel<C> {
     ) -> u32 {
         // Only this thread writes its own `reply_to` (it is running), so
         // the peek needs no re-check.
-        let caller = self.tcbs[me as usize].reply_to.get();
+        let caller = self.o.tcbs[me as usize].reply_to.get();
         self.reply_recv_from(core, me, caller, ep_i, st, kicks)
     }
 
@@ -924,7 +982,7 @@ impl<C: Concurrency> Kernel<C> {
         st: &mut CoreStats,
         kicks: &mut Kicks,
     ) -> u32 {
-        let (t, ep) = (&self.tcbs[me as usize], &self.eps[ep_i as usize]);
+        let (t, ep) = (&self.o.tcbs[me as usize], &self.o.eps[ep_i as usize]);
         loop {
             let sender = self.head_if(ep, EpState::Send);
             let _held = self.lock_objs([
@@ -959,7 +1017,7 @@ impl<C: Concurrency> Kernel<C> {
 
     /// Delivers the reply `me` owes, if any, and lets `me` go on.
     fn reply_only(&self, core: u32, me: u32, st: &mut CoreStats, kicks: &mut Kicks) {
-        let t = &self.tcbs[me as usize];
+        let t = &self.o.tcbs[me as usize];
         let caller = t.reply_to.get();
         if caller == NIL {
             return;
@@ -971,7 +1029,7 @@ impl<C: Concurrency> Kernel<C> {
     }
 
     fn signal(&self, core: u32, me: u32, n_i: u32, badge: u64, kicks: &mut Kicks) -> u32 {
-        let n = &self.ntfns[n_i as usize];
+        let n = &self.o.ntfns[n_i as usize];
         loop {
             let waiter = n.queue.head.get();
             let _held = self.lock_objs([self.tcb_lock(waiter), Some(&n.lock), None, None]);
@@ -982,8 +1040,8 @@ impl<C: Concurrency> Kernel<C> {
             if waiter == NIL {
                 n.word.set(n.word.get() | badge);
             } else {
-                n.queue.remove(&self.tcbs, waiter);
-                let w = &self.tcbs[waiter as usize];
+                n.queue.remove(&self.o.tcbs, waiter);
+                let w = &self.o.tcbs[waiter as usize];
                 w.blocked_on.set(NIL);
                 w.regs[REG_BADGE].set(badge);
                 w.regs[REG_ERROR].set(0);
@@ -994,7 +1052,7 @@ impl<C: Concurrency> Kernel<C> {
     }
 
     fn wait(&self, core: u32, me: u32, n_i: u32) -> u32 {
-        let (t, n) = (&self.tcbs[me as usize], &self.ntfns[n_i as usize]);
+        let (t, n) = (&self.o.tcbs[me as usize], &self.o.ntfns[n_i as usize]);
         let _held = self.lock_objs([Some(&t.lock), Some(&n.lock), None, None]);
         let w = n.word.get();
         if w != 0 {
@@ -1004,19 +1062,19 @@ impl<C: Concurrency> Kernel<C> {
         }
         t.set_state(ThreadState::BlockedOnNotification);
         t.blocked_on.set(n_i);
-        n.queue.push(&self.tcbs, me);
+        n.queue.push(&self.o.tcbs, me);
         self.pick_next(core)
     }
 
     /// Ends `me`. A reply it still owes can never come: the caller wakes
     /// with [`Error::Deleted`], as when seL4 destroys a reply capability.
     fn exit(&self, core: u32, me: u32, kicks: &mut Kicks) -> u32 {
-        let t = &self.tcbs[me as usize];
+        let t = &self.o.tcbs[me as usize];
         let caller = t.reply_to.get();
         let _held = self.lock_objs([Some(&t.lock), self.tcb_lock(caller), None, None]);
         if caller != NIL {
             t.reply_to.set(NIL);
-            self.tcbs[caller as usize].regs[REG_ERROR].set(Error::Deleted as u64);
+            self.o.tcbs[caller as usize].regs[REG_ERROR].set(Error::Deleted as u64);
             self.make_ready(core, caller, kicks);
         }
         t.set_state(ThreadState::Inactive);
@@ -1026,7 +1084,7 @@ impl<C: Concurrency> Kernel<C> {
     /// Deletes an object under the writer side: every thread queued on it
     /// wakes with [`Error::Deleted`].
     fn delete(&self, core: u32, me: u32, idx: u8, st: &mut CoreStats, kicks: &mut Kicks) -> u32 {
-        let t = &self.tcbs[me as usize];
+        let t = &self.o.tcbs[me as usize];
         t.regs[REG_ERROR].set(0);
         let cap = t
             .caps
@@ -1048,12 +1106,12 @@ impl<C: Concurrency> Kernel<C> {
         }
         let (queue, deleted) = match cap.kind {
             ObjKind::Endpoint => {
-                let ep = &self.eps[cap.obj as usize];
+                let ep = &self.o.eps[cap.obj as usize];
                 ep.state.set(EpState::Idle as u32);
                 (&ep.queue, &ep.deleted)
             }
             ObjKind::Notification => {
-                let n = &self.ntfns[cap.obj as usize];
+                let n = &self.o.ntfns[cap.obj as usize];
                 n.word.set(0);
                 (&n.queue, &n.deleted)
             }
@@ -1062,8 +1120,8 @@ impl<C: Concurrency> Kernel<C> {
         deleted.set(1);
         while !queue.is_empty() {
             let w = queue.head.get();
-            queue.remove(&self.tcbs, w);
-            let wt = &self.tcbs[w as usize];
+            queue.remove(&self.o.tcbs, w);
+            let wt = &self.o.tcbs[w as usize];
             wt.blocked_on.set(NIL);
             wt.is_call.set(0);
             wt.regs[REG_ERROR].set(Error::Deleted as u64);

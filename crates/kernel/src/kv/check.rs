@@ -14,12 +14,17 @@ use super::KvShared;
 use crate::cc::Concurrency;
 use crate::check::Violations;
 use crate::irq::{MASKED, PENDING};
-use crate::kernel::{Kernel, RunResult};
+use crate::kernel::{Kernel, Objects, RunResult};
 use crate::objects::ThreadState;
 use crate::user::Program;
 
 /// Checks a stopped key-value system. See the module documentation.
 pub fn check_kv<C: Concurrency>(k: &Kernel<C>, run: &RunResult, sh: &KvShared) -> Violations {
+    check_kv_objects(k.objects(), run, sh)
+}
+
+/// [`check_kv`] on the objects alone: compiled once, not per variant.
+pub(crate) fn check_kv_objects(k: &Objects, run: &RunResult, sh: &KvShared) -> Violations {
     let mut v = Violations::default();
     let state = |t: u32| k.tcbs[t as usize].state();
     let clients = sh.mail.len();

@@ -25,7 +25,7 @@ use locklab::elide::Policy;
 use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
 use locklab_kernel::idle::IdleSpan;
 use locklab_kernel::stats::CoreStats;
-use locklab_kernel::{Kernel, System};
+use locklab_kernel::{Kernel, Monitor, System};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -454,67 +454,86 @@ pub fn windowed<C: locklab_kernel::cc::Concurrency, T: Default>(
     pin: bool,
     sample: impl Fn() -> T,
 ) -> std::result::Result<(Windowed<T>, locklab_kernel::RunResult), String> {
-    let ncpu = crate::core::machine::cpus();
     // Every emulated core's thread enters the window before its loop, so
     // the window opens only when every core runs, after the settle period.
     let window = Arc::new(Window::new(sys.cores as usize));
-    let on_start = {
-        let window = Arc::clone(&window);
-        Arc::new(move |core: u32| {
-            if pin {
-                crate::core::machine::pin(core as usize % ncpu);
-            }
-            window.enter_thread(core as usize);
-        })
-    };
     let (w, run) = k
-        .run(sys.programs(), on_start, Duration::from_secs(10), |m| {
-            let (mut s0, mut s1) = (Vec::new(), Vec::new());
-            let (mut i0, mut i1) = (Vec::new(), Vec::new());
-            let (mut c0, mut c1) = (T::default(), T::default());
-            let (mut h0, mut h1) = (0u64, 0u64);
-            let span = window.measure(
-                settle_for(secs),
-                secs,
-                Hooks {
-                    at_open: Some(&mut || {
-                        h0 = crate::core::clock::ticks();
-                        i0 = m.idle();
-                        s0 = m.per_core();
-                        c0 = sample();
-                    }),
-                    at_close: Some(&mut || {
-                        h1 = crate::core::clock::ticks();
-                        i1 = m.idle();
-                        s1 = m.per_core();
-                        c1 = sample();
-                    }),
-                    during: None,
-                },
-            );
-            let ticks = h1.saturating_sub(h0);
-            let utilisation = i0
-                .iter()
-                .zip(&i1)
-                .map(|(a, b)| {
-                    // Busy over the interval the counts cover, so that
-                    // utilisation and throughput share their window.
-                    let idle = IdleSpan::between(*a, *b).idle;
-                    IdleSpan { ticks, idle }.utilisation()
-                })
-                .collect();
-            let per_core = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
-            Windowed {
-                span,
-                ticks,
-                wall_s: crate::core::clock::ticks_to_s(ticks),
-                utilisation,
-                per_core,
-                samples: (c0, c1),
-            }
-        })
+        .run(
+            sys.programs(),
+            core_start(&window, pin),
+            Duration::from_secs(10),
+            |m| drive_window(m, &window, secs, &sample),
+        )
         .map_err(|h| format!("{}: {h}", k.variant()))?;
     Ok((w, run))
+}
+
+/// What each emulated core's thread runs first in [`windowed`]: pins it
+/// (if asked) and enters the window.
+fn core_start(window: &Arc<Window>, pin: bool) -> Arc<dyn Fn(u32) + Send + Sync> {
+    let ncpu = crate::core::machine::cpus();
+    let window = Arc::clone(window);
+    Arc::new(move |core: u32| {
+        if pin {
+            crate::core::machine::pin(core as usize % ncpu);
+        }
+        window.enter_thread(core as usize);
+    })
+}
+
+/// The controller's part of [`windowed`], while the cores run: opens and
+/// closes the window, reading the idle clocks, the kernel's counters and
+/// `sample` at both instants. Not generic over the kernel's variant, so it
+/// is compiled once per study rather than once per variant.
+fn drive_window<T: Default>(
+    m: &Monitor,
+    window: &Window,
+    secs: f64,
+    sample: &dyn Fn() -> T,
+) -> Windowed<T> {
+    let (mut s0, mut s1) = (Vec::new(), Vec::new());
+    let (mut i0, mut i1) = (Vec::new(), Vec::new());
+    let (mut c0, mut c1) = (T::default(), T::default());
+    let (mut h0, mut h1) = (0u64, 0u64);
+    let span = window.measure(
+        settle_for(secs),
+        secs,
+        Hooks {
+            at_open: Some(&mut || {
+                h0 = crate::core::clock::ticks();
+                i0 = m.idle();
+                s0 = m.per_core();
+                c0 = sample();
+            }),
+            at_close: Some(&mut || {
+                h1 = crate::core::clock::ticks();
+                i1 = m.idle();
+                s1 = m.per_core();
+                c1 = sample();
+            }),
+            during: None,
+        },
+    );
+    let ticks = h1.saturating_sub(h0);
+    let utilisation = i0
+        .iter()
+        .zip(&i1)
+        .map(|(a, b)| {
+            // Busy over the interval the counts cover, so that
+            // utilisation and throughput share their window.
+            let idle = IdleSpan::between(*a, *b).idle;
+            IdleSpan { ticks, idle }.utilisation()
+        })
+        .collect();
+    let per_core = s1.iter().zip(&s0).map(|(a, b)| a.minus(*b)).collect();
+    Windowed {
+        span,
+        ticks,
+        wall_s: crate::core::clock::ticks_to_s(ticks),
+        utilisation,
+        per_core,
+        samples: (c0, c1),
+    }
 }
 
 /// The checks after a repetition: the kernel's invariants, then what the
