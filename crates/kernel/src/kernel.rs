@@ -107,7 +107,7 @@ impl std::error::Error for BootError {}
 ///
 /// Only the system-call path is generic over `C` (its entry and exit are
 /// the variant's, inlined). Booting, starting and stopping the cores and
-/// the checkers work on the [`Objects`] alone, so that they are compiled
+/// the checkers work on the objects alone (`Objects`), so that they are compiled
 /// once rather than once per variant (a lab builds over a hundred
 /// variants).
 pub struct Kernel<C> {
