@@ -399,10 +399,10 @@ pub enum Phase {
 
 /// One worker's counts and latency samples, classified by the window.
 pub struct Recorder<'w> {
-    window: &'w Window,
-    /// Leaves the worker's last clock readings when the recorder goes
-    /// (finished, or dropped on an early return or a panic).
-    _leave: Leave<'w>,
+    /// The window, and the worker's place in it: leaves the worker's last
+    /// clock readings when the recorder goes (finished, or dropped on an
+    /// early return or a panic).
+    leave: Leave<'w>,
     /// Operations completed in the window; fractions from batches that
     /// straddle an instant.
     ops: f64,
@@ -415,8 +415,7 @@ pub struct Recorder<'w> {
 impl<'w> Recorder<'w> {
     fn new(window: &'w Window, index: usize) -> Self {
         Recorder {
-            window,
-            _leave: Leave { window, index },
+            leave: Leave { window, index },
             ops: 0.0,
             hist: latency_histogram(),
             censored: 0,
@@ -429,11 +428,11 @@ impl<'w> Recorder<'w> {
     #[inline(always)]
     pub fn phase(&self, t: u64) -> Phase {
         // Closing first: once it is set the opening is too.
-        let close = self.window.instants[1].load(Ordering::Relaxed);
+        let close = self.leave.window.instants[1].load(Ordering::Relaxed);
         if t >= close {
             return Phase::Closed;
         }
-        if t >= self.window.instants[0].load(Ordering::Relaxed) {
+        if t >= self.leave.window.instants[0].load(Ordering::Relaxed) {
             Phase::Open
         } else {
             Phase::Warm
@@ -477,8 +476,8 @@ impl<'w> Recorder<'w> {
     /// (1 for an instant in it, 0 for one outside).
     #[inline]
     pub fn share(&self, t0: u64, t1: u64) -> f64 {
-        let open = self.window.instants[0].load(Ordering::Relaxed);
-        let close = self.window.instants[1].load(Ordering::Relaxed);
+        let open = self.leave.window.instants[0].load(Ordering::Relaxed);
+        let close = self.leave.window.instants[1].load(Ordering::Relaxed);
         if t1 <= t0 {
             return if t1 >= open && t1 < close { 1.0 } else { 0.0 };
         }
@@ -502,7 +501,7 @@ impl<'w> Recorder<'w> {
     /// A wait that began at `t0` and was still open at the closing.
     #[inline]
     fn censor(&mut self, t0: u64) {
-        let close = self.window.instants[1].load(Ordering::Relaxed);
+        let close = self.leave.window.instants[1].load(Ordering::Relaxed);
         if t0 < close {
             self.censored += 1;
             self.censored_ticks = self.censored_ticks.max(close - t0);
