@@ -107,9 +107,9 @@ impl std::error::Error for BootError {}
 ///
 /// Only the system-call path is generic over `C` (its entry and exit are
 /// the variant's, inlined). Booting, starting and stopping the cores and
-/// the checkers work on the objects alone (`Objects`), so that they are compiled
-/// once rather than once per variant (a lab builds over a hundred
-/// variants).
+/// the checkers work on the objects alone (`Objects`), so that they are
+/// compiled once rather than once per variant (a lab builds over a
+/// hundred variants).
 pub struct Kernel<C> {
     pub(crate) cc: C,
     pub(crate) o: Objects,
