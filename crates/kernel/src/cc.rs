@@ -1,7 +1,8 @@
 //! Kernel concurrency control: how a core that enters the kernel keeps the
 //! others out of what it touches. A type parameter of [`Kernel`], so each
-//! variant's kernel is compiled on its own and measured without a dynamic
-//! call on the IPC path.
+//! variant's system-call path is compiled on its own and measured without
+//! a dynamic call on the IPC path (booting, running and checking a kernel
+//! are compiled once for all variants).
 //!
 //! - [`NoLock`] (`none`): nothing. Correct only while cores touch disjoint
 //!   objects; it is seed 000's "(unsafe!) kernel implementation without any
