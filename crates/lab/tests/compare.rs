@@ -14,6 +14,7 @@ use std::path::Path;
 fn meta(cpu: &str) -> RunMeta {
     RunMeta {
         id: None,
+        uuid: None,
         kind: "bench spin".into(),
         command: "locklab bench spin".into(),
         params: json!({}),
@@ -174,7 +175,8 @@ fn a_real_run_and_its_faster_copy() {
             ..p.clone()
         })
         .collect();
-    store_run(&db, &m, &faster);
+    // Another run (another identity) with the same facts.
+    store_run(&db, &RunMeta { uuid: None, ..m }, &faster);
     let v = compare_json(&db, "1", "2");
     let shared = v["points"].as_array().unwrap();
     assert_eq!(shared.len(), points.len());
@@ -399,4 +401,87 @@ fn bad_input_is_one_line_and_changes_nothing() {
     let o = locklab(&db, &["--json", "show", "1"]);
     let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     assert_eq!(v["points"].as_array().unwrap().len(), 6);
+}
+
+/// `locklab history` over runs of three revisions: the regression planted
+/// at the second is marked, and two runs of one revision make one figure.
+#[test]
+fn history_marks_a_planted_regression_and_not_the_runs_of_one_revision() {
+    let (_d, db) = tmp();
+    let at = |rev: &str| RunMeta {
+        machine: Machine {
+            git_rev: rev.into(),
+            ..meta("cpu").machine
+        },
+        ..meta("cpu")
+    };
+    store_run(&db, &at("r1"), &made_up(5, 1.0));
+    store_run(&db, &at("r1"), &made_up(5, 1.0));
+    store_run(&db, &at("r2"), &made_up(5, 0.8));
+    store_run(&db, &at("r3"), &made_up(5, 0.8));
+    let args = [
+        "history",
+        "--bench",
+        "spin",
+        "--lock",
+        "mcs",
+        "--threads",
+        "4",
+    ];
+    let o = locklab(&db, &[&args[..], &["--format", "json"]].concat());
+    assert!(o.status.success(), "{o:?}");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let revs = v["series"][0]["revisions"].as_array().unwrap();
+    let seen: Vec<(&str, Value, &str)> = revs
+        .iter()
+        .map(|r| {
+            (
+                r["revision"].as_str().unwrap(),
+                r["runs"].clone(),
+                r["vs_previous"]["change"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("r1", json!([1, 2]), "-"),
+            ("r2", json!([3]), "slower"),
+            ("r3", json!([4]), "unchanged"),
+        ]
+    );
+    let text = stdout(&locklab(&db, &args));
+    assert!(text.contains("1 marked"), "{text}");
+    let csv = stdout(&locklab(&db, &[&args[..], &["--format", "csv"]].concat()));
+    assert_eq!(parse_csv(&csv).len(), 4, "{csv}");
+    assert_bad_input(
+        &locklab(
+            &db,
+            &[
+                "history",
+                "--bench",
+                "spin",
+                "--lock",
+                "nope",
+                "--threads",
+                "4",
+            ],
+        ),
+        "no point of bench spin with lock nope at 4 threads",
+    );
+    assert_bad_input(
+        &locklab(
+            &db,
+            &[
+                "history",
+                "--bench",
+                "spin",
+                "--lock",
+                "mcs",
+                "--threads",
+                "0",
+            ],
+        ),
+        "thread count 0 is out of range",
+    );
 }

@@ -429,6 +429,7 @@ fn store_ipc_run(db: &Path, ipcs_per_ns: impl Fn(u64, u32) -> f64) {
     let mut store = locklab_lab::core::store::Store::open(db).expect("database");
     let meta = RunMeta {
         id: None,
+        uuid: None,
         kind: "bench ipc".into(),
         command: "locklab bench ipc (synthetic)".into(),
         params: serde_json::json!({ "variants": ["bkl(ticket)"], "modes": ["multi"] }),

@@ -23,7 +23,49 @@ pub fn detect() -> Machine {
         git_rev: env!("LOCKLAB_GIT_REV").to_string(),
         hostname,
         c2c_round_trip_ns: c2c_round_trip_ns(),
+        id: machine_id(),
+        rtm: cfg!(target_arch = "x86_64").then(locklab::rtm_available),
     }
+}
+
+/// The variable that names this machine for the store, overriding the
+/// name derived from the operating system's machine id.
+pub const MACHINE_ID_VAR: &str = "LOCKLAB_MACHINE_ID";
+
+/// The namespace of the machine identities derived from machine ids (a
+/// random UUID, fixed: changing it would make every machine a new one).
+const MACHINE_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x8f1c_52a4_6d0e_4b7a_9c3e_5a1f_0b2d_7e64);
+
+/// This machine's identity, the same in every run it makes, so that a
+/// store that many machines push into can tell them apart: the value of
+/// `LOCKLAB_MACHINE_ID` if set (a name for a machine, or for a class of
+/// machines, such as CI runners that are each new: `ci-amd-2core`), else
+/// a name-based UUID (version 5) of the operating system's machine id
+/// (`/etc/machine-id`, else `/var/lib/dbus/machine-id`). The machine id
+/// itself is never stored: machine-id(5) asks that it be kept
+/// confidential, and a one-way name of it identifies the machine as well.
+/// `None` where neither is there (some containers); such runs are grouped
+/// by host name and CPU instead.
+pub fn machine_id() -> Option<String> {
+    if let Ok(v) = std::env::var(MACHINE_ID_VAR) {
+        let v = v.trim();
+        if !v.is_empty() {
+            return Some(v.to_string());
+        }
+    }
+    ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .find_map(|f| {
+            let id = std::fs::read_to_string(f).ok()?;
+            let id = id.trim();
+            (!id.is_empty()).then(|| machine_id_of(id))
+        })
+}
+
+/// The identity derived from the machine id `id`.
+fn machine_id_of(id: &str) -> String {
+    uuid::Uuid::new_v5(&MACHINE_NAMESPACE, id.as_bytes()).to_string()
 }
 
 /// Round trips per timed batch of [`c2c_round_trip_ns`].
@@ -410,6 +452,25 @@ mod tests {
             );
         }
         assert_eq!(cpu_model(""), None);
+    }
+
+    #[test]
+    fn a_machine_id_names_its_machine_one_way() {
+        let a = machine_id_of("0123456789abcdef0123456789abcdef");
+        assert_eq!(
+            a,
+            machine_id_of("0123456789abcdef0123456789abcdef"),
+            "stable"
+        );
+        assert_ne!(a, machine_id_of("0123456789abcdef0123456789abcdee"));
+        assert!(
+            !a.contains("0123456789abcdef"),
+            "{a}: the machine id itself shows"
+        );
+        assert_eq!(
+            uuid::Uuid::parse_str(&a).map(|u| u.get_version_num()),
+            Ok(5)
+        );
     }
 
     #[test]

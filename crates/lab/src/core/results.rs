@@ -28,13 +28,31 @@ pub struct Machine {
     /// from one minute to the next.
     #[serde(default)]
     pub c2c_round_trip_ns: Option<f64>,
+    /// The machine's identity, the same in every run it makes: a name the
+    /// user gave it (`LOCKLAB_MACHINE_ID`), else a one-way name of its
+    /// operating system's machine id ([`crate::core::machine::machine_id`]).
+    /// `None` for runs stored before it was recorded, and where there is no
+    /// machine id to read.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Whether the run could use Intel RTM hardware transactions (what
+    /// `locklab::rtm_available()` said, `LOCKLAB_RTM=off` counted); `None`
+    /// for runs stored before it was recorded.
+    #[serde(default)]
+    pub rtm: Option<bool>,
 }
 
 /// A run: one invocation of a benchmark command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
-    /// Store id; `None` until stored.
+    /// Store id; `None` until stored. It is the store's own: the same run
+    /// copied to another store (`locklab push`) gets another there.
     pub id: Option<i64>,
+    /// The run's identity in every store, a UUID given when it is first
+    /// stored and kept when it is copied, so that a run pushed twice is
+    /// stored once; `None` until stored.
+    #[serde(default)]
+    pub uuid: Option<String>,
     /// What ran: the command's words, as `locklab runs` lists them.
     pub kind: String,
     /// The command line as typed.

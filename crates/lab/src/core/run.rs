@@ -57,6 +57,7 @@ pub fn stored_run_as(
     crate::core::interrupt::install();
     let meta = RunMeta {
         id: None,
+        uuid: None,
         kind: kind.into(),
         // The program as the user knows it, not the path cargo built it at;
         // each argument quoted as a shell needs, so that the command can be

@@ -1,7 +1,7 @@
 //! The command line: parsing and validation of every value, with messages
 //! that name the bad value and what is allowed.
 
-use crate::core::args::{parse_pct, parse_run, trimmed_enum, RunRef, Trimmed};
+use crate::core::args::{parse_pct, parse_run, parse_thread_count, trimmed_enum, RunRef, Trimmed};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -85,6 +85,57 @@ pub enum Cmd {
         #[command(subcommand)]
         action: BaselineCmd,
     },
+    /// Copy runs of this store (--db) to another, each run at most once
+    /// (known by its identity, whatever its id there): to gather the runs
+    /// of several machines in one store.
+    #[command(display_order = 13)]
+    Push {
+        /// Run ids, `last` or `all`; none means all.
+        #[arg(allow_negative_numbers = true, value_parser = parse_runs_arg)]
+        runs: Vec<RunsArg>,
+        /// The store to copy them to (created if absent).
+        #[arg(long, value_name = "PATH")]
+        to: PathBuf,
+    },
+    /// Copy runs of another store into this one (--db), each run at most
+    /// once.
+    #[command(display_order = 14)]
+    Pull {
+        /// Run ids (of the other store), `last` or `all`; none means all.
+        #[arg(allow_negative_numbers = true, value_parser = parse_runs_arg)]
+        runs: Vec<RunsArg>,
+        /// The store to copy them from.
+        #[arg(long, value_name = "PATH")]
+        from: PathBuf,
+    },
+    /// List the machines whose runs the store holds, with their facts.
+    #[command(display_order = 15)]
+    Machines,
+    /// One figure (a point's throughput) across the git revisions of the
+    /// stored runs, per machine: each revision against the one before, with
+    /// its interval, changes beyond the noise marked.
+    #[command(display_order = 16)]
+    History {
+        /// The study whose points to follow, as `show` names it.
+        #[arg(long)]
+        bench: String,
+        /// The lock (or strategy) of the points.
+        #[arg(long)]
+        lock: String,
+        /// The points' thread count.
+        #[arg(long, allow_negative_numbers = true, value_parser = parse_thread_count)]
+        threads: u32,
+        /// Only the runs of this machine: its identity (the first characters
+        /// of a derived one will do) or its host name (`locklab machines`).
+        #[arg(long)]
+        machine: Option<String>,
+        /// Output format (`--json` is `--format json`).
+        #[arg(long, value_parser = trimmed_enum::<Format>())]
+        format: Option<Format>,
+        /// Changes smaller than this (in %) are within noise, not marked.
+        #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = parse_pct)]
+        noise: u32,
+    },
     /// Write one self-contained HTML report of stored runs (verdicts,
     /// tables, charts, machine, commands).
     #[command(display_order = 12)]
@@ -114,6 +165,32 @@ pub enum Cmd {
         #[arg(long)]
         bench: Option<String>,
     },
+}
+
+/// Runs named for `push` and `pull`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsArg {
+    /// A run id.
+    Id(i64),
+    /// The newest run.
+    Last,
+    /// Every run.
+    All,
+}
+
+fn parse_runs_arg(s: &str) -> Result<RunsArg, String> {
+    if s.trim() == "all" {
+        return Ok(RunsArg::All);
+    }
+    match parse_run(s) {
+        Ok(RunRef::Id(id)) => Ok(RunsArg::Id(id)),
+        Ok(RunRef::Last) => Ok(RunsArg::Last),
+        Err(_) => Err(format!(
+            "'{}' is not a run: allowed a positive integer id, `last` or `all` (`locklab runs` \
+             lists them)",
+            s.trim()
+        )),
+    }
 }
 
 /// How `show`, `compare` and `locks` print.

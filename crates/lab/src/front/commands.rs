@@ -54,6 +54,30 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             noise,
         } => crate::front::compare::command(&cli, a, b, *format, *noise),
         Cmd::Baseline { action } => crate::front::compare::baseline(&cli, action),
+        Cmd::Push { runs, to } => {
+            crate::front::share::command(&cli, crate::front::share::Direction::Push, runs, to)
+        }
+        Cmd::Pull { runs, from } => {
+            crate::front::share::command(&cli, crate::front::share::Direction::Pull, runs, from)
+        }
+        Cmd::Machines => crate::front::share::machines_command(&cli),
+        Cmd::History {
+            bench,
+            lock,
+            threads,
+            machine,
+            format,
+            noise,
+        } => {
+            let q = crate::front::history::Query {
+                bench: bench.trim().to_string(),
+                lock: lock.trim().to_string(),
+                threads: *threads,
+                machine: machine.as_ref().map(|m| m.trim().to_string()),
+                noise: f64::from(*noise) / 100.0,
+            };
+            crate::front::history::command(&cli, &q, *format)
+        }
         Cmd::Report { runs, out } => crate::front::html::command(&cli, runs, out),
         Cmd::Show { run, format, reps } => crate::front::compare::show(&cli, *run, *format, *reps),
         Cmd::Plot {

@@ -289,16 +289,44 @@ pub fn compare<'a>(a: &'a [Point], b: &'a [Point], noise: f64) -> Comparison<'a>
 }
 
 /// The warning line when the runs were measured on different machines
-/// (CPU model or core count), else `None`.
+/// (another identity, CPU model or core count), naming every fact that
+/// differs (identity, CPU, cores, kernel, RTM); else `None`.
 pub fn machine_warning(a: &RunMeta, b: &RunMeta) -> Option<String> {
     let (ma, mb) = (&a.machine, &b.machine);
-    (ma.cpu_model != mb.cpu_model || ma.cores != mb.cores).then(|| {
-        format!(
-            "warning: the runs were measured on different machines (A: {}, {} cores; \
-             B: {}, {} cores): a change may be the machine's; compared anyway",
-            ma.cpu_model, ma.cores, mb.cpu_model, mb.cores
-        )
-    })
+    let other = (ma.id.is_some() && mb.id.is_some() && ma.id != mb.id)
+        || ma.cpu_model != mb.cpu_model
+        || ma.cores != mb.cores;
+    if !other {
+        return None;
+    }
+    let mut differ = Vec::new();
+    let mut fact = |what: &str, x: String, y: String| {
+        if x != y {
+            differ.push(format!("{what} {x} against {y}"));
+        }
+    };
+    let id = |m: &crate::core::results::Machine| {
+        m.id.as_deref()
+            .map_or_else(|| "not recorded".to_string(), crate::front::share::short_id)
+    };
+    let rtm = |m: &crate::core::results::Machine| {
+        match m.rtm {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "not recorded",
+        }
+        .to_string()
+    };
+    fact("machine", id(ma), id(mb));
+    fact("CPU", ma.cpu_model.clone(), mb.cpu_model.clone());
+    fact("cores", ma.cores.to_string(), mb.cores.to_string());
+    fact("kernel", ma.kernel.clone(), mb.kernel.clone());
+    fact("RTM", rtm(ma), rtm(mb));
+    Some(format!(
+        "warning: the runs were measured on different machines (A against B: {}): a change \
+         may be the machine's; compared anyway",
+        differ.join("; ")
+    ))
 }
 
 /// `n point(s)`.
@@ -771,6 +799,55 @@ mod tests {
     }
 
     #[test]
+    fn two_machines_are_warned_of_with_every_fact_that_differs() {
+        use crate::core::results::Machine;
+        let on = |id: Option<&str>, cpu: &str, kernel: &str, rtm: Option<bool>| RunMeta {
+            id: Some(1),
+            uuid: None,
+            kind: "bench demo".into(),
+            command: "locklab bench demo".into(),
+            params: json!({}),
+            machine: Machine {
+                id: id.map(str::to_string),
+                cpu_model: cpu.into(),
+                cores: 2,
+                kernel: kernel.into(),
+                rtm,
+                ..Machine::default()
+            },
+            started: "t".into(),
+            finished: None,
+            complete: true,
+        };
+        let a = on(Some("ci-amd"), "AMD EPYC", "Linux 6.1", Some(false));
+        assert_eq!(machine_warning(&a, &a), None);
+        // Another kernel on the same machine is no other machine.
+        assert_eq!(
+            machine_warning(
+                &a,
+                &on(Some("ci-amd"), "AMD EPYC", "Linux 6.2", Some(false))
+            ),
+            None
+        );
+        let b = on(Some("xeon-1"), "Intel Xeon", "Linux 6.2", Some(true));
+        let w = machine_warning(&a, &b).unwrap();
+        for fact in [
+            "machine ci-amd against xeon-1",
+            "CPU AMD EPYC against Intel Xeon",
+            "kernel Linux 6.1 against Linux 6.2",
+            "RTM no against yes",
+        ] {
+            assert!(w.contains(fact), "{fact:?} not in {w}");
+        }
+        assert!(!w.contains("cores"), "{w}");
+        // Two machines alike but for their identity are two machines.
+        let twin = on(Some("amd-2"), "AMD EPYC", "Linux 6.1", Some(false));
+        assert!(machine_warning(&a, &twin)
+            .unwrap()
+            .contains("machine ci-amd against amd-2"));
+    }
+
+    #[test]
     fn names_are_checked() {
         for good in ["main", "v1.2", "before_fix", "a-b", "2x", "last2"] {
             assert!(check_name(good).is_ok(), "{good}");
@@ -842,6 +919,7 @@ mod tests {
         ];
         let meta = RunMeta {
             id: Some(1),
+            uuid: None,
             kind: "bench demo".into(),
             command: "locklab bench demo".into(),
             params: json!({}),

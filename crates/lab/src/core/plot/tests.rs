@@ -12,6 +12,7 @@ use crate::core::results::{Machine, Point, Rep, RunMeta};
 fn meta(cores: usize) -> RunMeta {
     RunMeta {
         id: Some(7),
+        uuid: None,
         kind: "bench demo".into(),
         command: "locklab bench demo".into(),
         params: json!({}),

@@ -14,6 +14,7 @@ pub(super) use crate::core::results::{Machine, Point, Rep, RunMeta};
 pub(super) fn meta() -> RunMeta {
     RunMeta {
         id: None,
+        uuid: None,
         kind: "bench demo".into(),
         command: "locklab bench demo --threads 1,2".into(),
         params: json!({"threads": [1, 2], "secs": 0.25, "cs_ns": 100, "dist": "exp",
@@ -27,6 +28,8 @@ pub(super) fn meta() -> RunMeta {
             git_rev: "abc1234-dirty".into(),
             hostname: "box".into(),
             c2c_round_trip_ns: Some(123.5),
+            id: Some("test-machine".to_string()),
+            rtm: Some(false),
         },
         started: "2025-03-01T14:05:09Z".into(),
         finished: None,

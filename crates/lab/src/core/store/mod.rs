@@ -19,12 +19,19 @@
 //! reaches, would read as negative in plain SQL. A NaN `f64` is stored as
 //! NULL (SQLite has no NaN) and reads back as NaN.
 //!
+//! Every run has an identity kept in every store it is copied to (a UUID,
+//! schema 9), and records the identity of the machine it ran on, so that
+//! the runs of many machines can be gathered in one store (`copy.rs`:
+//! each run at most once).
+//!
 //! By concern: `schema.rs` (the schema, its versions and the steps between
 //! them), `open.rs` (opening, the checks that keep a file that is not ours
 //! unchanged, creation under a temporary name, errors), `runs.rs` (runs,
-//! points and repetitions) and `baselines.rs`.
+//! points and repetitions), `copy.rs` (runs from another store) and
+//! `baselines.rs`.
 
 mod baselines;
+mod copy;
 mod errors;
 #[cfg(test)]
 mod fixtures;
@@ -34,6 +41,7 @@ mod runs;
 mod schema;
 
 pub use baselines::Baseline;
+pub use copy::Copied;
 pub use handle::Store;
 pub use runs::RunSummary;
 pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, REP_COLUMNS, SCHEMA_VERSION};

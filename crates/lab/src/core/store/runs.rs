@@ -27,32 +27,23 @@ pub struct RunSummary {
 impl Store {
     /// Stores a new, incomplete run and returns its id. `meta.id`,
     /// `meta.finished` and `meta.complete` are ignored: a run starts
-    /// unfinished.
+    /// unfinished. It gets `meta.uuid` as its identity, or a new random one.
     pub fn begin_run(&mut self, meta: &RunMeta) -> Result<i64> {
-        let m = &meta.machine;
-        self.conn
-            .execute(
-                "INSERT INTO runs (kind, command, params, started, finished, complete,
-                    machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
-                    machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
-                 VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![
-                    meta.kind,
-                    meta.command,
-                    meta.params.to_string(),
-                    meta.started,
-                    m.cpu_model,
-                    m.cores as i64,
-                    m.tsc_hz.map(|hz| hz as i64),
-                    m.kernel,
-                    m.rustc,
-                    m.git_rev,
-                    m.hostname,
-                    m.c2c_round_trip_ns,
-                ],
-            )
-            .map_err(|e| self.err("cannot store the run", e))?;
-        Ok(self.conn.last_insert_rowid())
+        let uuid = meta
+            .uuid
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        insert_run(&self.conn, meta, &uuid, None, false).map_err(|e| {
+            if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) {
+                LabError::input(format!(
+                    "{}: a run with identity {uuid} is stored already (a run is stored once; \
+                     `locklab push` copies runs between stores)",
+                    self.path.display()
+                ))
+            } else {
+                self.err("cannot store the run", e)
+            }
+        })
     }
 
     /// Stores one point and every repetition of it in one transaction: after
@@ -91,50 +82,7 @@ impl Store {
                 p.lock, p.threads, dup.rep
             )));
         }
-        tx.execute(
-            "INSERT INTO points (run_id, bench, lock, threads, params) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run, p.bench, p.lock, p.threads, p.params.to_string()],
-        )
-        .map_err(fail)?;
-        let point_id = tx.last_insert_rowid();
-        {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
-                        ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, metrics,
-                        censored, censored_ns)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                        ?16)",
-                )
-                .map_err(fail)?;
-            for r in &p.reps {
-                let thread_ops = serde_json::Value::from(r.thread_ops.clone()).to_string();
-                // NULL for none; NaN and infinite numbers are already null,
-                // which reads back as NaN.
-                let metrics = (!r.metrics.is_empty())
-                    .then(|| serde_json::Value::Object(r.metrics.clone()).to_string());
-                insert
-                    .execute(params![
-                        point_id,
-                        r.rep,
-                        r.wall_s,
-                        r.cpu_s,
-                        r.total_ops as i64,
-                        r.throughput_ops_s,
-                        r.ns_per_op,
-                        thread_ops,
-                        r.jain,
-                        r.p50_ns as i64,
-                        r.p99_ns as i64,
-                        r.p999_ns as i64,
-                        r.max_ns as i64,
-                        metrics,
-                        r.censored as i64,
-                        r.censored_ns as i64,
-                    ])
-                    .map_err(fail)?;
-            }
-        }
+        insert_point(&tx, run, p).map_err(fail)?;
         tx.commit().map_err(fail)
     }
 
@@ -176,7 +124,7 @@ impl Store {
         // and says why, rather than hiding every other run.
         let rows = stmt
             .query_map([], |row| {
-                let points = row.get::<_, Option<i64>>(15)?.unwrap_or(0) as usize;
+                let points = row.get::<_, Option<i64>>(18)?.unwrap_or(0) as usize;
                 Ok(match run_from_row(row) {
                     Ok(meta) => RunSummary {
                         meta,
@@ -256,14 +204,99 @@ impl Store {
     }
 }
 
+/// Inserts a run row with identity `uuid`; `finished` and `complete` as
+/// given (a new run: none and false; a copy: the source's).
+pub(super) fn insert_run(
+    conn: &rusqlite::Connection,
+    meta: &RunMeta,
+    uuid: &str,
+    finished: Option<&str>,
+    complete: bool,
+) -> rusqlite::Result<i64> {
+    let m = &meta.machine;
+    conn.execute(
+        "INSERT INTO runs (kind, command, params, started, finished, complete,
+            machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+            machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns,
+            uuid, machine_id, machine_rtm)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        params![
+            meta.kind,
+            meta.command,
+            meta.params.to_string(),
+            meta.started,
+            finished,
+            complete,
+            m.cpu_model,
+            m.cores as i64,
+            m.tsc_hz.map(|hz| hz as i64),
+            m.kernel,
+            m.rustc,
+            m.git_rev,
+            m.hostname,
+            m.c2c_round_trip_ns,
+            uuid,
+            m.id,
+            m.rtm,
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Inserts point `p` of run `run` with every repetition (the caller's
+/// transaction makes it whole or nothing).
+pub(super) fn insert_point(tx: &rusqlite::Connection, run: i64, p: &Point) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO points (run_id, bench, lock, threads, params) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![run, p.bench, p.lock, p.threads, p.params.to_string()],
+    )?;
+    let point_id = tx.last_insert_rowid();
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
+                    ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, metrics,
+                    censored, censored_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                    ?16)",
+        )?;
+        for r in &p.reps {
+            let thread_ops = serde_json::Value::from(r.thread_ops.clone()).to_string();
+            // NULL for none; NaN and infinite numbers are already null,
+            // which reads back as NaN.
+            let metrics = (!r.metrics.is_empty())
+                .then(|| serde_json::Value::Object(r.metrics.clone()).to_string());
+            insert.execute(params![
+                point_id,
+                r.rep,
+                r.wall_s,
+                r.cpu_s,
+                r.total_ops as i64,
+                r.throughput_ops_s,
+                r.ns_per_op,
+                thread_ops,
+                r.jain,
+                r.p50_ns as i64,
+                r.p99_ns as i64,
+                r.p999_ns as i64,
+                r.max_ns as i64,
+                metrics,
+                r.censored as i64,
+                r.censored_ns as i64,
+            ])?;
+        }
+    }
+    Ok(())
+}
+
 /// The run columns in the order `run_from_row` reads them.
 const RUN_COLUMNS: &str = "id, kind, command, params, started, finished, complete,
     machine_cpu, machine_cores, machine_tsc_hz, machine_kernel, machine_rustc,
-    machine_git_rev, machine_hostname, machine_c2c_ns";
+    machine_git_rev, machine_hostname, machine_c2c_ns, uuid, machine_id, machine_rtm";
 
 fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunMeta> {
     Ok(RunMeta {
         id: Some(row.get(0)?),
+        uuid: row.get(15)?,
         kind: row.get(1)?,
         command: row.get(2)?,
         params: json_column(row, 3)?,
@@ -279,6 +312,8 @@ fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunMeta> {
             git_rev: row.get(12)?,
             hostname: row.get(13)?,
             c2c_round_trip_ns: row.get(14)?,
+            id: row.get(16)?,
+            rtm: row.get(17)?,
         },
     })
 }
@@ -288,6 +323,7 @@ fn damaged_run(row: &Row<'_>) -> RunMeta {
     let text = |i: usize| row.get::<_, String>(i).unwrap_or_else(|_| "?".to_string());
     RunMeta {
         id: row.get(0).ok(),
+        uuid: row.get(15).ok().flatten(),
         kind: text(1),
         command: text(2),
         params: serde_json::Value::Null,
@@ -428,8 +464,15 @@ mod tests {
         assert_eq!(got.id, Some(run));
         assert!(got.complete);
         assert!(got.finished.as_deref().is_some_and(|f| f.ends_with('Z')));
+        // A new run gets a random identity (version 4).
+        let uuid = got.uuid.clone().expect("a stored run has an identity");
+        assert_eq!(
+            uuid::Uuid::parse_str(&uuid).map(|u| u.get_version_num()),
+            Ok(4)
+        );
         let expected = RunMeta {
             id: Some(run),
+            uuid: Some(uuid),
             finished: got.finished.clone(),
             complete: true,
             ..m
@@ -445,6 +488,26 @@ mod tests {
                 problem: None,
             }]
         );
+    }
+
+    #[test]
+    fn every_run_has_its_own_identity_or_the_one_it_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&db(&dir)).unwrap();
+        let a = store.begin_run(&meta()).unwrap();
+        let b = store.begin_run(&meta()).unwrap();
+        let uuid = |run| store.load(run).unwrap().0.uuid.unwrap();
+        assert_ne!(uuid(a), uuid(b));
+        let given = RunMeta {
+            uuid: Some("6f1d0c36-2b1e-4f57-9a43-0d4c5e8f7a21".into()),
+            ..meta()
+        };
+        let c = store.begin_run(&given).unwrap();
+        assert_eq!(store.load(c).unwrap().0.uuid, given.uuid);
+        // An identity is stored once: the same one again is refused, and
+        // adds no run.
+        expect_input_err(store.begin_run(&given), "is stored already");
+        assert_eq!(store.runs().unwrap().len(), 3);
     }
 
     #[test]

@@ -67,7 +67,54 @@ pub const MIGRATIONS: &[Migration] = &[
         what: "add baselines, runs saved under a name to compare with (schema 8)",
         apply: |tx| tx.execute_batch(SCHEMA_V8_BASELINES),
     },
+    Migration {
+        what: "give each run an identity kept across stores, and record the machine's \
+               identity and RTM (schema 9)",
+        apply: identities,
+    },
 ];
+
+/// The namespace of the identities that schema 9 gives the runs stored
+/// before it (a random UUID, fixed).
+const LEGACY_RUNS: uuid::Uuid = uuid::Uuid::from_u128(0x3b7e_9d21_c4a8_4f06_8e5b_1d9c_62f0_a713);
+
+/// Schema 9: `runs.uuid`, a run's identity in every store (unique; new runs
+/// get a random one, version 4), `runs.machine_id` and `runs.machine_rtm`
+/// (NULL for older runs: not recorded). A run stored before gets a
+/// name-based UUID (version 5) of its id, kind, command line, start and
+/// host, so that two copies of one file, migrated apart, give their runs
+/// the same identities, and pushing both stores each run once.
+fn identities(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "ALTER TABLE runs ADD COLUMN uuid TEXT;
+         ALTER TABLE runs ADD COLUMN machine_id TEXT;
+         ALTER TABLE runs ADD COLUMN machine_rtm INTEGER CHECK (machine_rtm IN (0, 1));",
+    )?;
+    let old: Vec<(i64, String)> = tx
+        .prepare("SELECT id, kind, command, started, machine_hostname FROM runs")?
+        .query_map([], |r| {
+            let id: i64 = r.get(0)?;
+            let fields: [String; 4] = [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?];
+            Ok((id, legacy_run_uuid(id, &fields)))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut set = tx.prepare("UPDATE runs SET uuid = ?2 WHERE id = ?1")?;
+    for (id, uuid) in old {
+        set.execute(rusqlite::params![id, uuid])?;
+    }
+    tx.execute_batch("CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);")
+}
+
+/// The identity schema 9 gives run `id` stored before it, from its kind,
+/// command line, start and host.
+fn legacy_run_uuid(id: i64, fields: &[String; 4]) -> String {
+    let mut name = id.to_string();
+    for f in fields {
+        name.push('\0');
+        name.push_str(f);
+    }
+    uuid::Uuid::new_v5(&LEGACY_RUNS, name.as_bytes()).to_string()
+}
 
 /// Schema 8: a baseline is a name for a stored run (`locklab baseline
 /// save`); deleting the run would delete its baselines.
@@ -494,7 +541,7 @@ mod tests {
         assert_eq!(header(&db(&dir)).1, 6);
         let store = Store::open(&db(&dir)).unwrap();
         assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 8);
+        assert_eq!(SCHEMA_VERSION, 9);
         let (meta6, points) = store.load(1).unwrap();
         assert!(meta6.complete);
         assert_eq!(meta6.machine.c2c_round_trip_ns, Some(80.5));
@@ -522,5 +569,68 @@ mod tests {
             "{columns:?}"
         );
         assert!(columns.iter().any(|c| c == "metrics"), "{columns:?}");
+    }
+
+    /// Schema 9 gives the runs stored before it identities that depend on
+    /// the run alone: two copies of one file, migrated apart, agree, so
+    /// that pushing both stores each run once.
+    #[test]
+    fn a_schema_8_file_gains_identities_that_its_copies_share() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(db(&dir)).unwrap();
+            let mut store = Store {
+                conn,
+                path: db(&dir),
+            };
+            let first_eight: Vec<Migration> = MIGRATIONS[..8]
+                .iter()
+                .map(|m| Migration {
+                    what: m.what,
+                    apply: m.apply,
+                })
+                .collect();
+            store.check_and_migrate(&first_eight).unwrap();
+            // Two runs alike but for their ids (one started twice in a
+            // second), and a third of another host.
+            store
+                .conn
+                .execute_batch(
+                    "INSERT INTO runs (kind, command, params, started, finished, complete,
+                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
+                        machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
+                     VALUES ('k', 'locklab k', '{}', 't0', 't1', 1,
+                        'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL),
+                        ('k', 'locklab k', '{}', 't0', 't1', 1,
+                        'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL),
+                        ('k', 'locklab k', '{}', 't0', 't1', 1,
+                        'cpu', 2, NULL, 'k', 'r', 'g', 'other', NULL);",
+                )
+                .unwrap();
+        }
+        let copy = dir.path().join("copy.db");
+        std::fs::copy(db(&dir), &copy).unwrap();
+        let identities = |path: &Path| {
+            let store = Store::open(path).unwrap();
+            assert_eq!(header(path).1, SCHEMA_VERSION);
+            let mut v: Vec<(i64, String)> = store
+                .runs()
+                .unwrap()
+                .into_iter()
+                .map(|r| {
+                    assert_eq!((r.meta.machine.id, r.meta.machine.rtm), (None, None));
+                    (r.meta.id.unwrap(), r.meta.uuid.unwrap())
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let a = identities(&db(&dir));
+        assert_eq!(a, identities(&copy), "copies migrated apart agree");
+        let uuids: std::collections::HashSet<&String> = a.iter().map(|(_, u)| u).collect();
+        assert_eq!(uuids.len(), 3, "{a:?}");
+        for (_, u) in &a {
+            assert_eq!(uuid::Uuid::parse_str(u).map(|u| u.get_version_num()), Ok(5));
+        }
     }
 }

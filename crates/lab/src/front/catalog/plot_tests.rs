@@ -19,6 +19,7 @@ fn rep(i: u32, tput: f64) -> Rep {
 fn run(locks: &[&str], cs: &[u64]) -> (RunMeta, Vec<Point>) {
     let meta = RunMeta {
         id: Some(4),
+        uuid: None,
         kind: "bench spin".into(),
         command: "locklab bench spin".into(),
         params: json!({}),

@@ -71,6 +71,7 @@ fn preemption_sensitivity_is_four_times_the_cores_over_the_cores() {
 fn meta(complete: bool) -> RunMeta {
     RunMeta {
         id: Some(7),
+        uuid: None,
         kind: "bench".into(),
         command: "locklab bench --reps 3".into(),
         params: json!({"reps": 3, "threads": [1, 2]}),
@@ -83,6 +84,8 @@ fn meta(complete: bool) -> RunMeta {
             git_rev: "abc1234".into(),
             hostname: "box".into(),
             c2c_round_trip_ns: Some(480.0),
+            id: Some("test-machine".to_string()),
+            rtm: Some(false),
         },
         started: "2025-03-01T14:05:09Z".into(),
         finished: complete.then(|| "2025-03-01T14:09:40Z".into()),
@@ -252,6 +255,7 @@ fn runs_listing_one_line_each() {
         RunSummary {
             meta: RunMeta {
                 id: Some(12),
+                uuid: None,
                 ..meta(true)
             },
             points: 24,
@@ -276,6 +280,7 @@ fn runs_listing_one_line_each() {
 fn zero_and_some() -> (RunMeta, Vec<Point>) {
     let meta = RunMeta {
         id: Some(7),
+        uuid: None,
         kind: "bench spin".into(),
         command: "locklab bench spin".into(),
         params: Value::Null,

@@ -478,6 +478,7 @@ mod tests {
     fn meta(kind: &str) -> RunMeta {
         RunMeta {
             id: None,
+            uuid: None,
             kind: kind.into(),
             command: String::new(),
             params: json!({}),

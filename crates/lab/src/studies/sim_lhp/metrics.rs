@@ -58,6 +58,7 @@ mod tests {
     fn meta() -> RunMeta {
         RunMeta {
             id: None,
+            uuid: None,
             kind: KIND.into(),
             command: "locklab sim lhp".into(),
             params: json!({}),

@@ -896,6 +896,7 @@ pub(crate) mod tests {
     pub(crate) fn meta() -> RunMeta {
         RunMeta {
             id: Some(3),
+            uuid: None,
             kind: KIND.into(),
             command: "locklab sim lhp".into(),
             params: json!({"experiment": "performance", "threads": 4, "reps": 3}),

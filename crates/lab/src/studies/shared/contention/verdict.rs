@@ -216,6 +216,7 @@ mod tests {
     fn meta(cores: usize) -> RunMeta {
         RunMeta {
             id: Some(1),
+            uuid: None,
             kind: "bench spin".into(),
             command: "locklab bench spin".into(),
             params: Value::Null,
