@@ -140,6 +140,38 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
     );
     let text = stdout(&ok(locklab(&shared, &["machines"])));
     assert!(text.contains("laptop") && text.contains("m3"), "{text}");
+
+    // The report puts two machines' runs of the study side by side.
+    let ids: HashMap<String, i64> = {
+        let o = ok(locklab(&shared, &["runs", "--json"]));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["meta"]["machine"]["id"].as_str().unwrap().to_string(),
+                    r["meta"]["id"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let page = shared.with_file_name("report.html");
+    let (a, b) = (ids["m1"].to_string(), ids["laptop"].to_string());
+    ok(locklab(
+        &shared,
+        &["report", &a, &b, "--out", page.to_str().unwrap()],
+    ));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("Machines side by side"),
+        "no machines section"
+    );
+    assert!(
+        html.contains(&format!("run {a} (m1)")) && html.contains(&format!("run {b} (laptop)")),
+        "the runs are not named by machine"
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `locklab report`: stored runs as one self-contained HTML file. The
-//! verdicts come first; then per run the machine it ran on, the exact
+//! verdicts come first; then, where the runs come from several machines,
+//! the machines side by side ([`machines`]); then per run the machine it ran on, the exact
 //! command, and every study of the run with its charts (inline SVG drawn
 //! by the lab's one chart engine, [`crate::core::plot`]: one chart per
 //! lock family where the points are locks of the registry, see
@@ -9,6 +10,7 @@
 //! image from elsewhere.
 
 pub mod charts;
+pub mod machines;
 pub mod markup;
 
 use markup::{esc, inline_svg};
@@ -80,6 +82,9 @@ details>summary{cursor:pointer;color:#235;font-size:13px;margin:6px 0}
 .warn{color:#a00}
 ";
 
+/// The noise threshold of the report's comparisons: `compare`'s default.
+const DEFAULT_NOISE: f64 = 0.05;
+
 /// The whole page of `runs`.
 pub fn page(runs: &[(RunMeta, Vec<Point>)]) -> String {
     let ids: Vec<String> = runs.iter().map(|(m, _)| run_name(m)).collect();
@@ -103,6 +108,7 @@ pub fn page(runs: &[(RunMeta, Vec<Point>)]) -> String {
             runs.len() > 1,
         );
     }
+    machines::section(&mut s, runs, DEFAULT_NOISE);
     for (meta, points) in runs {
         run_html(&mut s, meta, points);
     }
