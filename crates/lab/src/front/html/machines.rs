@@ -32,6 +32,9 @@ fn run_label(meta: &RunMeta) -> String {
     )
 }
 
+/// A fact of a run's machine, as text.
+type Fact = fn(&RunMeta) -> String;
+
 /// The section, or nothing where the runs are of one machine.
 pub fn section(s: &mut String, runs: &[(RunMeta, Vec<Point>)], noise: f64) {
     if !several(runs) {
@@ -42,7 +45,7 @@ pub fn section(s: &mut String, runs: &[(RunMeta, Vec<Point>)], noise: f64) {
          more than one machine. A figure moves with the machine: the ratios below say how much \
          of a lock's standing is this machine's.</p>",
     );
-    let facts: [(&str, fn(&RunMeta) -> String); 7] = [
+    let facts: [(&str, Fact); 7] = [
         ("machine", |m| machine_name(&m.machine)),
         ("host", |m| m.machine.hostname.clone()),
         ("CPU", |m| m.machine.cpu_model.clone()),
