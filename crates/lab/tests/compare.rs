@@ -450,8 +450,27 @@ fn history_marks_a_planted_regression_and_not_the_runs_of_one_revision() {
             ("r3", json!([4]), "unchanged"),
         ]
     );
-    let text = stdout(&locklab(&db, &args));
+    let page = db.with_file_name("history.html");
+    let o = locklab(
+        &db,
+        &[&args[..], &["--out", page.to_str().unwrap()]].concat(),
+    );
+    let text = stdout(&o);
     assert!(text.contains("1 marked"), "{text}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<td>r2</td>") && html.contains("<td class=\"warn\">* slower</td>"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<script") && !html.contains("http"),
+        "not self-contained"
+    );
+    // Not over the store itself.
+    assert_bad_input(
+        &locklab(&db, &[&args[..], &["--out", db.to_str().unwrap()]].concat()),
+        "would destroy the stored runs",
+    );
     let csv = stdout(&locklab(&db, &[&args[..], &["--format", "csv"]].concat()));
     assert_eq!(parse_csv(&csv).len(), 4, "{csv}");
     assert_bad_input(

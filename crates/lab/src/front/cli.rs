@@ -135,6 +135,10 @@ pub enum Cmd {
         /// Changes smaller than this (in %) are within noise, not marked.
         #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = parse_pct)]
         noise: u32,
+        /// Also write the history as an HTML page (self-contained, in the
+        /// report's style).
+        #[arg(long, value_name = "FILE.html")]
+        out: Option<PathBuf>,
     },
     /// Write one self-contained HTML report of stored runs (verdicts,
     /// tables, charts, machine, commands).

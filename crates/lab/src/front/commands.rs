@@ -68,6 +68,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
             machine,
             format,
             noise,
+            out,
         } => {
             let q = crate::front::history::Query {
                 bench: bench.trim().to_string(),
@@ -76,7 +77,7 @@ pub fn run(cli: Cli, argv: &[String]) -> Result<i32> {
                 machine: machine.as_ref().map(|m| m.trim().to_string()),
                 noise: f64::from(*noise) / 100.0,
             };
-            crate::front::history::command(&cli, &q, *format)
+            crate::front::history::command(&cli, &q, *format, out.as_deref())
         }
         Cmd::Report { runs, out } => crate::front::html::command(&cli, runs, out),
         Cmd::Show { run, format, reps } => crate::front::compare::show(&cli, *run, *format, *reps),

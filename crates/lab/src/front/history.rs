@@ -393,9 +393,17 @@ pub fn table(series: &[Series]) -> Table {
     Table { header, rows }
 }
 
-/// `locklab history`.
-pub fn command(cli: &Cli, q: &Query, format: Option<Format>) -> Result<i32> {
+/// `locklab history`, and its page written to `out` if given.
+pub fn command(
+    cli: &Cli,
+    q: &Query,
+    format: Option<Format>,
+    out: Option<&std::path::Path>,
+) -> Result<i32> {
     let format = cli.format(format).map_err(LabError::input)?;
+    if let Some(out) = out {
+        crate::core::plot::check_out(out, &cli.db, "history", "history.html")?;
+    }
     let store = Store::open_read_only(&cli.db)?;
     let mut runs = Vec::new();
     for r in store.runs()?.iter().rev().filter(|r| r.problem.is_none()) {
@@ -404,6 +412,11 @@ pub fn command(cli: &Cli, q: &Query, format: Option<Format>) -> Result<i32> {
         }
     }
     let series = history(&runs, q, &cli.db.display().to_string())?;
+    if let Some(out) = out {
+        let page = crate::front::html::history::page(q, &series);
+        crate::core::files::write_whole("--out", out, "history", page.as_bytes())?;
+        crate::noteln!("wrote {}", out.display());
+    }
     match format {
         Format::Text => crate::core::out::print(&text(q, &series))?,
         Format::Json => outln!(

@@ -10,6 +10,7 @@
 //! image from elsewhere.
 
 pub mod charts;
+pub mod history;
 pub mod machines;
 pub mod markup;
 
