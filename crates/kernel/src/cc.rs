@@ -19,7 +19,9 @@
 //!   falling back to taking it (seed 002 §3.4 and Fig. 1).
 //! - [`ElideAdaptive`] (`elide-adaptive`): the same with glibc's per-lock
 //!   adaptation (after an abort that retrying cannot cure, the next few
-//!   entries take the lock without attempting).
+//!   entries take the lock without attempting). [`Elide`] over
+//!   [`EitherPolicy`] is either, chosen when the kernel is made: one
+//!   compiled kernel for both (the lab runs them so).
 //!
 //! [`Kernel`]: crate::Kernel
 
@@ -174,6 +176,8 @@ pub use locklab::rtm_available;
 pub struct Elide<M, P = Fixed> {
     lock: locklab::Elided<M, locklab::Rtm, P>,
     name: &'static str,
+    /// The policy's name: `elide` or `elide-adaptive`.
+    kind: &'static str,
 }
 
 /// `elide-adaptive`: [`Elide`] under glibc's adaptive policy.
@@ -186,6 +190,78 @@ impl<M: lock_api::RawMutex, P: Policy> Elide<M, P> {
         Elide {
             lock: locklab::Elided::new(),
             name,
+            kind: P::NAME,
+        }
+    }
+}
+
+/// Which policy an [`Elide`] over [`EitherPolicy`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyChoice {
+    /// Seed 002's ([`Fixed`]): `elide`.
+    Fixed,
+    /// glibc's ([`Adaptive`]): `elide-adaptive`.
+    Adaptive,
+}
+
+/// [`Fixed`] or [`Adaptive`], chosen when the kernel is made rather than
+/// compiled in, so that `elide(L)` and `elide-adaptive(L)` are one compiled
+/// kernel: each decision of the policy pays one branch on which it is, the
+/// same branch every time. The decisions are those of the policy chosen.
+#[derive(Debug)]
+pub enum EitherPolicy {
+    /// Seed 002's.
+    Fixed(Fixed),
+    /// glibc's.
+    Adaptive(Adaptive),
+}
+
+impl Policy for EitherPolicy {
+    const INIT: Self = EitherPolicy::Fixed(Fixed);
+    const NAME: &'static str = "elide";
+    const SOURCE: &'static str = "seed 002 Fig. 1, or glibc's adaptive elision, chosen at run time";
+    const SUMMARY: &'static str = "the fixed or the adaptive elision policy, chosen at run time";
+
+    #[inline(always)]
+    fn elide(&self) -> bool {
+        match self {
+            EitherPolicy::Fixed(p) => p.elide(),
+            EitherPolicy::Adaptive(p) => p.elide(),
+        }
+    }
+    #[inline(always)]
+    fn after_abort(
+        &self,
+        abort: locklab::elide::Abort,
+        attempts: u32,
+        threshold: u32,
+    ) -> locklab::elide::Next {
+        match self {
+            EitherPolicy::Fixed(p) => p.after_abort(abort, attempts, threshold),
+            EitherPolicy::Adaptive(p) => p.after_abort(abort, attempts, threshold),
+        }
+    }
+    #[inline(always)]
+    fn after_try_abort(&self, abort: locklab::elide::Abort) {
+        match self {
+            EitherPolicy::Fixed(p) => p.after_try_abort(abort),
+            EitherPolicy::Adaptive(p) => p.after_try_abort(abort),
+        }
+    }
+}
+
+impl<M: lock_api::RawMutex> Elide<M, EitherPolicy> {
+    /// The lock `M` elided under the policy `choice`, reported as
+    /// `elide(name)` or `elide-adaptive(name)` as [`Elide::new`] reports it.
+    pub fn chosen(name: &'static str, choice: PolicyChoice) -> Self {
+        let (policy, kind) = match choice {
+            PolicyChoice::Fixed => (EitherPolicy::Fixed(Fixed), Fixed::NAME),
+            PolicyChoice::Adaptive => (EitherPolicy::Adaptive(Adaptive::INIT), Adaptive::NAME),
+        };
+        Elide {
+            lock: locklab::Elided::with_policy(M::INIT, locklab::Rtm, policy),
+            name,
+            kind,
         }
     }
 }
@@ -201,7 +277,7 @@ where
     const SHARING: bool = true;
 
     fn name(&self) -> String {
-        format!("{}({})", P::NAME, self.name)
+        format!("{}({})", self.kind, self.name)
     }
     #[inline(always)]
     fn enter(&self, st: &mut CoreStats) -> Self::Entry {

@@ -283,6 +283,37 @@ fn adaptive_elision_counts_entries_causes_and_skips() {
     }
 }
 
+/// `elide` and `elide-adaptive` as one compiled kernel, the policy chosen
+/// when it is made: each is named and counts as its compiled-in twin.
+#[test]
+fn a_policy_chosen_at_run_time_is_the_policy_chosen() {
+    use locklab_kernel::cc::{EitherPolicy, PolicyChoice};
+    let sys = System::pingpong(1, 0.0, 1);
+    for (choice, name) in [
+        (PolicyChoice::Fixed, "elide(ticket)"),
+        (PolicyChoice::Adaptive, "elide-adaptive(ticket)"),
+    ] {
+        let cc = Elide::<locklab::RawTicket, EitherPolicy>::chosen("ticket", choice);
+        let (k, run) = run_checked(cc, &sys, 5_000);
+        assert_eq!(k.variant(), name);
+        let st = total(&run);
+        causes_add_up(&st);
+        assert_eq!(
+            st.elided + st.fallbacks,
+            st.syscalls + st.idle_entries + st.preemptions,
+            "{st:?}"
+        );
+        if choice == PolicyChoice::Fixed {
+            assert_eq!(st.skipped, 0, "seed 002's policy never skips: {st:?}");
+        }
+        if locklab_kernel::cc::rtm_available() {
+            assert!(st.elided > 0, "RTM, yet no transaction: {st:?}");
+        } else {
+            assert_eq!((st.elided, st.aborts, st.skipped), (0, 0, 0), "{st:?}");
+        }
+    }
+}
+
 #[test]
 fn none_refuses_objects_shared_between_cores() {
     let e = Kernel::boot(

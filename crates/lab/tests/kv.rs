@@ -7,7 +7,7 @@
 mod common;
 
 use common::{assert_rejected, locklab, stderr, stdout, tmp};
-use locklab_kernel::cc::{Bkl, Concurrency};
+use locklab_kernel::cc::{Bkl, Concurrency, PolicyChoice};
 use locklab_kernel::kv::{KeyDist, Workload};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
@@ -240,7 +240,7 @@ impl<const S: bool> Concurrency for NoLocks<S> {
 }
 
 impl<const S: bool> Variant for NoLocks<S> {
-    fn make() -> Self {
+    fn make(_: PolicyChoice) -> Self {
         NoLocks
     }
 }
@@ -254,7 +254,7 @@ fn an_honest_kernel_passes_its_checks_and_an_unsound_one_fails_its_repetition() 
         workload: Workload::C,
         keys: KeyDist::Zipfian,
     };
-    run_rep::<Bkl<locklab::RawTicket>>(&cfg, &KvPoint { cores: 3 })
+    run_rep::<Bkl<locklab::RawTicket>>(&cfg, &KvPoint { cores: 3 }, PolicyChoice::Fixed)
         .expect("an honest kernel passes its checks");
     // `Broken` claims to protect shared objects and does nothing; the
     // kernel's and the key-value system's checkers catch its races (in
@@ -263,14 +263,16 @@ fn an_honest_kernel_passes_its_checks_and_an_unsound_one_fails_its_repetition() 
     // admits it cannot share is refused beyond one core, with its reason,
     // as a failed repetition rather than a measurement.
     type Unshared = NoLocks<false>;
-    let e = run_rep::<Unshared>(&cfg, &KvPoint { cores: 2 }).expect_err("refused");
+    let e =
+        run_rep::<Unshared>(&cfg, &KvPoint { cores: 2 }, PolicyChoice::Fixed).expect_err("refused");
     assert!(e.contains("disjoint"), "{e}");
-    run_rep::<Unshared>(&cfg, &KvPoint { cores: 1 }).expect("one core shares nothing");
+    run_rep::<Unshared>(&cfg, &KvPoint { cores: 1 }, PolicyChoice::Fixed)
+        .expect("one core shares nothing");
     // The real thing: the race shows within a few repetitions, and then
     // as a failed repetition naming the variant, never a measurement of a
     // corrupt kernel.
     for _ in 0..40 {
-        if let Err(e) = run_rep::<Broken>(&cfg, &KvPoint { cores: 3 }) {
+        if let Err(e) = run_rep::<Broken>(&cfg, &KvPoint { cores: 3 }, PolicyChoice::Fixed) {
             assert!(e.contains("broken"), "{e}");
             return;
         }

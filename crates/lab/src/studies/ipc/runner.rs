@@ -21,6 +21,7 @@ use crate::core::results::{Rep, StudyMetrics};
 use crate::studies::shared::kernel::{
     check_run, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
+use locklab_kernel::cc::PolicyChoice;
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel, System};
 use serde::Deserialize;
@@ -87,7 +88,7 @@ pub struct IpcPoint {
 
 /// One repetition of one point under one variant: a measurement, or why the
 /// kernel failed (broken invariants, a hang).
-pub type IpcRun = fn(&IpcConfig, &IpcPoint) -> std::result::Result<Rep, String>;
+pub type IpcRun = fn(&IpcConfig, &IpcPoint, PolicyChoice) -> std::result::Result<Rep, String>;
 
 /// The system a point boots.
 fn system(pt: &IpcPoint) -> System {
@@ -100,14 +101,18 @@ fn system(pt: &IpcPoint) -> System {
 }
 
 /// One repetition of `pt` under variant `C`.
-pub fn run_rep<C: Variant>(cfg: &IpcConfig, pt: &IpcPoint) -> std::result::Result<Rep, String> {
+pub fn run_rep<C: Variant>(
+    cfg: &IpcConfig,
+    pt: &IpcPoint,
+    choice: PolicyChoice,
+) -> std::result::Result<Rep, String> {
     let sys = system(pt);
     let kcfg = Config {
         switch_ticks: ns_to_ticks(cfg.switch_ns),
         switch_inside: cfg.switch_inside,
         measure_hold: pt.mode == Mode::Hold,
     };
-    let k = Arc::new(Kernel::boot(C::make(), &sys, kcfg).map_err(|e| e.0)?);
+    let k = Arc::new(Kernel::boot(C::make(choice), &sys, kcfg).map_err(|e| e.0)?);
     let (w, run) = windowed(&k, &sys, cfg.secs, cfg.pin, || ())?;
     check_run(&k, &run, "IPC results")?;
     Ok(rep_of(&w, pt.cores))

@@ -19,6 +19,7 @@ use crate::core::results::{Rep, StudyMetrics};
 use crate::studies::shared::kernel::{
     check_run, windowed, KernelRun, KernelVariant, Variant, Windowed,
 };
+use locklab_kernel::cc::PolicyChoice;
 use locklab_kernel::kv::{KeyDist, KvParams, KvSystem, OpCounts, Workload};
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Config, Kernel};
@@ -59,7 +60,7 @@ pub struct KvPoint {
 }
 
 /// One repetition of one point under one variant.
-pub type KvRun = fn(&KvConfig, &KvPoint) -> std::result::Result<Rep, String>;
+pub type KvRun = fn(&KvConfig, &KvPoint, PolicyChoice) -> std::result::Result<Rep, String>;
 
 /// `bench kv`'s repetition, for the kernel variant parser.
 pub struct KvRuns;
@@ -75,7 +76,11 @@ impl KernelRun for KvRuns {
 pub type KvVariant = KernelVariant<KvRun>;
 
 /// One repetition of `pt` under variant `C`.
-pub fn run_rep<C: Variant>(cfg: &KvConfig, pt: &KvPoint) -> std::result::Result<Rep, String> {
+pub fn run_rep<C: Variant>(
+    cfg: &KvConfig,
+    pt: &KvPoint,
+    choice: PolicyChoice,
+) -> std::result::Result<Rep, String> {
     let kv = KvSystem::new(KvParams {
         cores: pt.cores,
         records: cfg.records,
@@ -83,7 +88,7 @@ pub fn run_rep<C: Variant>(cfg: &KvConfig, pt: &KvPoint) -> std::result::Result<
         keys: cfg.keys,
         seed: 0x6b76,
     });
-    let k = Arc::new(Kernel::boot(C::make(), &kv.sys, Config::default()).map_err(|e| e.0)?);
+    let k = Arc::new(Kernel::boot(C::make(choice), &kv.sys, Config::default()).map_err(|e| e.0)?);
     let sh = Arc::clone(&kv.shared);
     let sample = || {
         let per_client: Vec<OpCounts> = sh.counts.iter().map(|c| c.load()).collect();

@@ -21,8 +21,7 @@ use crate::core::study::{Ctx, Outcome};
 use crate::core::sweep::{Group, RepRun};
 use crate::core::verdict::Line;
 use crate::noteln;
-use locklab::elide::Policy;
-use locklab_kernel::cc::{Bkl, Concurrency, Elide, ElideAdaptive, Fine, NoLock};
+use locklab_kernel::cc::{Bkl, Concurrency, EitherPolicy, Elide, Fine, NoLock, PolicyChoice};
 use locklab_kernel::idle::IdleSpan;
 use locklab_kernel::stats::CoreStats;
 use locklab_kernel::{Kernel, Monitor, System};
@@ -165,7 +164,9 @@ pub fn notes<F>(
 /// The contenders of one point, side by side: each variant's repetition
 /// of `pt` under `cfg`, by the variant's name.
 pub fn contenders<'a, C, P>(
-    variants: impl Iterator<Item = &'a KernelVariant<fn(&C, &P) -> std::result::Result<Rep, String>>>,
+    variants: impl Iterator<
+        Item = &'a KernelVariant<fn(&C, &P, PolicyChoice) -> std::result::Result<Rep, String>>,
+    >,
     cfg: &'a C,
     pt: &'a P,
 ) -> Vec<(String, RepRun<'a>)>
@@ -175,8 +176,11 @@ where
 {
     variants
         .map(|v| {
-            let run = v.run;
-            (v.name.clone(), Box::new(move || run(cfg, pt)) as RepRun<'a>)
+            let (run, choice) = (v.run, v.choice);
+            (
+                v.name.clone(),
+                Box::new(move || run(cfg, pt, choice)) as RepRun<'a>,
+            )
         })
         .collect()
 }
@@ -222,20 +226,23 @@ pub fn measure_and_store<F>(
     r
 }
 
-/// A kernel concurrency control the lab can build by type.
+/// A kernel concurrency control the lab can build by type; `choice` is the
+/// elision policy, which only the elided big lock reads (it is chosen when
+/// the kernel is made, so that `elide(L)` and `elide-adaptive(L)` share one
+/// compiled kernel: [`EitherPolicy`]).
 pub trait Variant: Concurrency + Sized {
     /// The control, ready to boot a kernel.
-    fn make() -> Self;
+    fn make(choice: PolicyChoice) -> Self;
 }
 
 impl Variant for NoLock {
-    fn make() -> Self {
+    fn make(_: PolicyChoice) -> Self {
         NoLock
     }
 }
 
 impl Variant for Fine {
-    fn make() -> Self {
+    fn make(_: PolicyChoice) -> Self {
         Fine::new()
     }
 }
@@ -244,18 +251,17 @@ impl<M> Variant for Bkl<M>
 where
     M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
 {
-    fn make() -> Self {
+    fn make(_: PolicyChoice) -> Self {
         Bkl::new(M::INFO.name)
     }
 }
 
-impl<M, P> Variant for Elide<M, P>
+impl<M> Variant for Elide<M, EitherPolicy>
 where
     M: lock_api::RawMutex + locklab::Described + Send + Sync + 'static,
-    P: Policy + Send + Sync + 'static,
 {
-    fn make() -> Self {
-        Elide::new(M::INFO.name)
+    fn make(choice: PolicyChoice) -> Self {
+        Elide::chosen(M::INFO.name, choice)
     }
 }
 
@@ -276,10 +282,8 @@ pub trait KernelRun {
 struct BigLock<F> {
     /// `bkl(name)`.
     bkl: F,
-    /// `elide(name)`.
+    /// `elide(name)` and `elide-adaptive(name)`, with the policy chosen.
     elide: F,
-    /// `elide-adaptive(name)`.
-    elide_adaptive: F,
 }
 
 /// The big lock over locklab's own mutex `name`, monomorphized by the
@@ -295,8 +299,7 @@ fn big_lock<K: KernelRun>(name: &str) -> Option<BigLock<K::Run>> {
             if R::INFO.name == self.0 && self.1.is_none() {
                 self.1 = Some(BigLock {
                     bkl: K::of::<Bkl<R>>(),
-                    elide: K::of::<Elide<R>>(),
-                    elide_adaptive: K::of::<ElideAdaptive<R>>(),
+                    elide: K::of::<Elide<R, EitherPolicy>>(),
                 });
             }
         }
@@ -314,6 +317,9 @@ pub struct KernelVariant<F> {
     pub name: String,
     /// Its repetition.
     pub run: F,
+    /// The elision policy `run` makes its kernel with (read by the elided
+    /// big lock only).
+    pub choice: PolicyChoice,
     /// Whether it elides its lock with hardware transactions.
     pub elides: bool,
 }
@@ -378,6 +384,7 @@ fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
             Ok(KernelVariant {
                 name: kind.into(),
                 run,
+                choice: PolicyChoice::Fixed,
                 elides: false,
             })
         }
@@ -390,11 +397,7 @@ fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
             let e = crate::core::locks::find(l)
                 .map_err(|e| LabError::input(format!("kernel variant '{name}': {}", e.msg)))?;
             let own = big_lock::<K>(e.info.name);
-            let run = own.map(|b| match kind {
-                "bkl" => b.bkl,
-                "elide" => b.elide,
-                _ => b.elide_adaptive,
-            });
+            let run = own.map(|b| if kind == "bkl" { b.bkl } else { b.elide });
             let run = run.ok_or_else(|| {
                 let what = if e.delegates {
                     "is a delegation lock, which runs closures and has no lock and unlock to call"
@@ -410,6 +413,11 @@ fn variant<K: KernelRun>(name: &str) -> Result<KernelVariant<K::Run>> {
             Ok(KernelVariant {
                 name: format!("{kind}({l})"),
                 run,
+                choice: if kind == "elide-adaptive" {
+                    PolicyChoice::Adaptive
+                } else {
+                    PolicyChoice::Fixed
+                },
                 elides: kind != "bkl",
             })
         }
