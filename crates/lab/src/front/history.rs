@@ -72,6 +72,19 @@ pub struct Series {
     pub revisions: Vec<Revision>,
 }
 
+impl Series {
+    /// The throughput unit its figures are printed in (divisor, name).
+    pub fn unit(&self) -> (f64, &'static str) {
+        let top = self
+            .revisions
+            .iter()
+            .map(|r| r.value)
+            .filter(|x| x.is_finite())
+            .fold(0.0, f64::max);
+        report::throughput_unit(top)
+    }
+}
+
 /// Whether `m` is the machine `name` names.
 fn machine_is(m: &Machine, name: &str) -> bool {
     match &m.id {
@@ -228,13 +241,7 @@ pub fn text(q: &Query, series: &[Series]) -> String {
     for s in series {
         let _ = writeln!(out, "\n{}", machine_text(&s.machine));
         let _ = writeln!(out, "  {}", params_text(&s.params));
-        let top = s
-            .revisions
-            .iter()
-            .map(|r| r.value)
-            .filter(|x| x.is_finite())
-            .fold(0.0, f64::max);
-        let unit = report::throughput_unit(top);
+        let unit = s.unit();
         let mut rows = vec![[
             "revision".to_string(),
             "runs".into(),

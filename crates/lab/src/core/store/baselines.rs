@@ -108,30 +108,9 @@ mod tests {
     fn a_schema_7_file_gains_baselines() {
         let dir = tempfile::tempdir().unwrap();
         let run = {
-            let conn = Connection::open(db(&dir)).unwrap();
-            let mut store = Store {
-                conn,
-                path: db(&dir),
-            };
-            let first_seven: Vec<Migration> = MIGRATIONS[..7]
-                .iter()
-                .map(|m| Migration {
-                    what: m.what,
-                    apply: m.apply,
-                })
-                .collect();
-            store.check_and_migrate(&first_seven).unwrap();
+            let store = store_at(&dir, 7);
             // A finished run of schema 7's columns.
-            store
-                .conn
-                .execute_batch(
-                    "INSERT INTO runs (kind, command, params, started, finished, complete,
-                        machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
-                        machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns)
-                     VALUES ('k', 'locklab k', '{}', 't0', 't1', 1,
-                        'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL);",
-                )
-                .unwrap();
+            store.conn.execute_batch(OLD_RUN).unwrap();
             store.conn.last_insert_rowid()
         };
         assert_eq!(header(&db(&dir)).1, 7);

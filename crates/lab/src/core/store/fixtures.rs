@@ -98,3 +98,27 @@ pub(super) fn metrics(key: &str, x: f64) -> serde_json::Map<String, serde_json::
     let v = json!({ key: {"count": 900_u64, "rate": x, "none": null, "name": "n#1"} });
     v.as_object().unwrap().clone()
 }
+
+/// A store at `db(dir)` brought to schema `version` (< this build's) by
+/// the first `version` steps, to plant what an older build wrote.
+pub(super) fn store_at(dir: &tempfile::TempDir, version: usize) -> super::handle::Store {
+    let mut store = super::handle::Store {
+        conn: Connection::open(db(dir)).unwrap(),
+        path: db(dir),
+    };
+    let steps: Vec<Migration> = MIGRATIONS[..version]
+        .iter()
+        .map(|m| Migration {
+            what: m.what,
+            apply: m.apply,
+        })
+        .collect();
+    store.check_and_migrate(&steps).unwrap();
+    store
+}
+
+/// One finished run, as schemas 2 to 8 store it.
+pub(super) const OLD_RUN: &str = "INSERT INTO runs (kind, command, params, started, finished,
+    complete, machine_cpu, machine_cores, machine_tsc_hz, machine_kernel, machine_rustc,
+    machine_git_rev, machine_hostname, machine_c2c_ns)
+    VALUES ('k', 'locklab k', '{}', 't0', 't1', 1, 'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL);";

@@ -450,19 +450,7 @@ mod tests {
     fn a_schema_2_file_migrates_and_then_keeps_metrics() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let conn = Connection::open(db(&dir)).unwrap();
-            let mut store = Store {
-                conn,
-                path: db(&dir),
-            };
-            let first_two: Vec<Migration> = MIGRATIONS[..2]
-                .iter()
-                .map(|m| Migration {
-                    what: m.what,
-                    apply: m.apply,
-                })
-                .collect();
-            store.check_and_migrate(&first_two).unwrap();
+            let store = store_at(&dir, 2);
             store
                 .conn
                 .execute_batch(
@@ -501,19 +489,7 @@ mod tests {
     fn a_schema_6_file_folds_its_study_columns_into_metrics() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let conn = Connection::open(db(&dir)).unwrap();
-            let mut store = Store {
-                conn,
-                path: db(&dir),
-            };
-            let first_six: Vec<Migration> = MIGRATIONS[..6]
-                .iter()
-                .map(|m| Migration {
-                    what: m.what,
-                    apply: m.apply,
-                })
-                .collect();
-            store.check_and_migrate(&first_six).unwrap();
+            let store = store_at(&dir, 6);
             store
                 .conn
                 .execute_batch(
@@ -578,19 +554,7 @@ mod tests {
     fn a_schema_8_file_gains_identities_that_its_copies_share() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let conn = Connection::open(db(&dir)).unwrap();
-            let mut store = Store {
-                conn,
-                path: db(&dir),
-            };
-            let first_eight: Vec<Migration> = MIGRATIONS[..8]
-                .iter()
-                .map(|m| Migration {
-                    what: m.what,
-                    apply: m.apply,
-                })
-                .collect();
-            store.check_and_migrate(&first_eight).unwrap();
+            let store = store_at(&dir, 8);
             // Two runs alike but for their ids (one started twice in a
             // second), and a third of another host.
             store

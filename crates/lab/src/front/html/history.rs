@@ -49,13 +49,7 @@ pub fn page(q: &Query, series: &[Series]) -> String {
             esc(&m.hostname),
             esc(&crate::core::plot::param_text(&ser.params))
         );
-        let top = ser
-            .revisions
-            .iter()
-            .map(|r| r.value)
-            .filter(|x| x.is_finite())
-            .fold(0.0, f64::max);
-        let unit = report::throughput_unit(top);
+        let unit = ser.unit();
         let _ = write!(
             s,
             "<table class=\"data\"><thead><tr><th>revision</th><th>runs</th><th>reps</th>\
