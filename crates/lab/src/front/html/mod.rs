@@ -10,7 +10,6 @@
 //! image from elsewhere.
 
 pub mod charts;
-pub mod history;
 pub mod machines;
 pub mod markup;
 
@@ -61,7 +60,8 @@ pub fn command(cli: &Cli, runs: &[RunRef], out: &Path) -> Result<i32> {
     Ok(0)
 }
 
-const STYLE: &str = "
+/// The style of the lab's HTML pages.
+pub(crate) const STYLE: &str = "
 body{font-family:system-ui,'DejaVu Sans',Helvetica,Arial,sans-serif;margin:24px auto;max-width:1180px;color:#1b1b1b;padding:0 16px;line-height:1.4}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:21px;border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:36px}
 h3{font-size:18px;margin:26px 0 6px;color:#223}h4{font-size:14px;margin:14px 0 4px;font-weight:600;color:#444;font-family:ui-monospace,'DejaVu Sans Mono',monospace}
