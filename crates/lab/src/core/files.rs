@@ -187,6 +187,17 @@ pub fn write_whole(option: &str, path: &Path, what: &str, bytes: &[u8]) -> Resul
     Ok(())
 }
 
+/// Whether `a` and `b` are one file: the same device and inode, so that
+/// a symbolic link, a `..` or a hard link does not hide it. Either absent
+/// is not the same.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
 /// Flushes a directory's entries (a rename or a new name in it) to the
 /// disk; a failure only loses durability across a crash, so it is not an
 /// error.

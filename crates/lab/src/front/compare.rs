@@ -305,18 +305,9 @@ pub fn machine_warning(a: &RunMeta, b: &RunMeta) -> Option<String> {
             differ.push(format!("{what} {x} against {y}"));
         }
     };
-    let id = |m: &crate::core::results::Machine| {
-        m.id.as_deref()
-            .map_or_else(|| "not recorded".to_string(), crate::front::share::short_id)
-    };
-    let rtm = |m: &crate::core::results::Machine| {
-        match m.rtm {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "not recorded",
-        }
-        .to_string()
-    };
+    use crate::front::share::{rtm_word, MachineName};
+    let id = |m| MachineName(m).to_string();
+    let rtm = |m| rtm_word(m, "not recorded").to_string();
     fact("machine", id(ma), id(mb));
     fact("CPU", ma.cpu_model.clone(), mb.cpu_model.clone());
     fact("cores", ma.cores.to_string(), mb.cores.to_string());

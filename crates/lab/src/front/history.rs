@@ -26,7 +26,7 @@ use crate::core::table::{self, Column, Table};
 use crate::front::cli::{Cli, Format};
 use crate::front::compare::Change;
 use crate::front::html::markup::esc;
-use crate::front::share::short_id;
+use crate::front::share::{machine_key, MachineName};
 use crate::outln;
 
 /// What `history` is asked for.
@@ -92,14 +92,6 @@ fn machine_is(m: &Machine, name: &str) -> bool {
         Some(id) if id == name => true,
         Some(id) if name.len() >= 4 && uuid::Uuid::parse_str(id).is_ok() => id.starts_with(name),
         _ => m.hostname == name,
-    }
-}
-
-/// The key that tells machines apart (as `locklab machines` does).
-fn machine_key(m: &Machine) -> String {
-    match &m.id {
-        Some(id) => format!("id\0{id}"),
-        None => format!("host\0{}\0{}\0{}", m.hostname, m.cpu_model, m.cores),
     }
 }
 
@@ -207,25 +199,13 @@ pub fn history(runs: &[(RunMeta, Vec<Point>)], q: &Query, db: &str) -> Result<Ve
 
 /// The machine in a line.
 fn machine_text(m: &Machine) -> String {
-    let id =
-        m.id.as_deref()
-            .map_or_else(|| "(not recorded)".to_string(), short_id);
     format!(
-        "machine {id}: {}, {} cores, host {}",
-        m.cpu_model, m.cores, m.hostname
+        "machine {}: {}, {} cores, host {}",
+        MachineName(m),
+        m.cpu_model,
+        m.cores,
+        m.hostname
     )
-}
-
-/// The parameters as `k=v`, keys in order.
-fn params_text(p: &Value) -> String {
-    match p {
-        Value::Object(o) => o
-            .keys()
-            .map(|k| format!("{k}={}", crate::front::export::param_cell(p, k)))
-            .collect::<Vec<_>>()
-            .join(" "),
-        other => other.to_string(),
-    }
 }
 
 /// The history as text: per series a header and a row per revision.
@@ -241,7 +221,7 @@ pub fn text(q: &Query, series: &[Series]) -> String {
     let mut unknown = false;
     for s in series {
         let _ = writeln!(out, "\n{}", machine_text(&s.machine));
-        let _ = writeln!(out, "  {}", params_text(&s.params));
+        let _ = writeln!(out, "  {}", crate::core::plot::param_text(&s.params));
         let unit = s.unit();
         let mut rows = vec![[
             "revision".to_string(),
@@ -381,7 +361,7 @@ pub fn table(series: &[Series]) -> Table {
             };
             rows.push(vec![
                 s.machine.id.clone().unwrap_or_default(),
-                params_text(&s.params),
+                crate::core::plot::param_text(&s.params),
                 r.rev.clone(),
                 r.runs
                     .iter()
@@ -470,9 +450,7 @@ pub fn page(q: &Query, series: &[Series]) -> String {
     );
     for ser in series {
         let m = &ser.machine;
-        let id =
-            m.id.as_deref()
-                .map_or_else(|| "(not recorded)".to_string(), short_id);
+        let id = MachineName(m).to_string();
         let _ = write!(
             s,
             "<h2>machine {}</h2><p class=\"note\">{}, {} cores, host {}; {}</p>",

@@ -32,7 +32,7 @@ pub fn command(cli: &Cli, dir: Direction, runs: &[RunsArg], other: &Path) -> Res
         Direction::Push => (cli.db.as_path(), other),
         Direction::Pull => (other, cli.db.as_path()),
     };
-    if same_file(from, to) {
+    if crate::core::files::same_file(from, to) {
         let flag = if dir == Direction::Push {
             "--to"
         } else {
@@ -132,14 +132,6 @@ pub fn command(cli: &Cli, dir: Direction, runs: &[RunsArg], other: &Path) -> Res
     Ok(0)
 }
 
-/// Whether two paths name one file (both must exist to be the same).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
 /// The ids of the runs named, oldest first, each once; none named is all.
 fn chosen(listed: &[RunSummary], runs: &[RunsArg], db: &Path) -> Result<Vec<i64>> {
     let all: Vec<i64> = listed.iter().rev().filter_map(|r| r.meta.id).collect();
@@ -193,11 +185,7 @@ pub fn machines(runs: &[RunSummary]) -> Vec<MachineRow> {
     // Oldest first, so that each group ends with its newest run's facts.
     for r in runs.iter().rev().filter(|r| r.problem.is_none()) {
         let m = &r.meta.machine;
-        let key = match &m.id {
-            Some(id) => format!("id\0{id}"),
-            None => format!("host\0{}\0{}\0{}", m.hostname, m.cpu_model, m.cores),
-        };
-        let row = groups.entry(key).or_insert_with(|| MachineRow {
+        let row = groups.entry(machine_key(m)).or_insert_with(|| MachineRow {
             id: m.id.clone(),
             machine: m.clone(),
             runs: 0,
@@ -250,17 +238,11 @@ pub fn machines_text(rows: &[MachineRow]) -> String {
     for r in rows {
         let m = &r.machine;
         cells.push(vec![
-            r.id.as_deref()
-                .map_or_else(|| "(not recorded)".to_string(), short_id),
+            format!("{}", MachineName(m)),
             m.hostname.clone(),
             m.cpu_model.clone(),
             m.cores.to_string(),
-            match m.rtm {
-                Some(true) => "yes",
-                Some(false) => "no",
-                None => "?",
-            }
-            .to_string(),
+            rtm_word(m, "?").to_string(),
             kernel_release(&m.kernel),
             r.runs.to_string(),
             r.first.clone(),
@@ -272,6 +254,38 @@ pub fn machines_text(rows: &[MachineRow]) -> String {
     let align: Vec<Column> = right.iter().map(|&r| Column::fit(r)).collect();
     table::layout(&mut out, &cells, &align, 2);
     out
+}
+
+/// What tells machines apart: the identity, or for runs stored before it
+/// was recorded, the host, CPU and cores.
+pub fn machine_key(m: &Machine) -> String {
+    match &m.id {
+        Some(id) => format!("id\0{id}"),
+        None => format!("host\0{}\0{}\0{}", m.hostname, m.cpu_model, m.cores),
+    }
+}
+
+/// A machine's identity as the outputs show it: [`short_id`], or
+/// `(not recorded)`.
+pub struct MachineName<'a>(pub &'a Machine);
+
+impl std::fmt::Display for MachineName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0.id {
+            Some(id) => f.write_str(&short_id(id)),
+            None => f.write_str("(not recorded)"),
+        }
+    }
+}
+
+/// Whether the machine could use RTM, as a word; `none` for runs stored
+/// before it was recorded.
+pub fn rtm_word(m: &Machine, none: &'static str) -> &'static str {
+    match m.rtm {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => none,
+    }
 }
 
 /// A derived identity (a UUID) in short, as git shows a revision; a name

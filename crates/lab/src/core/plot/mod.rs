@@ -67,11 +67,8 @@ pub fn check_out(out: &Path, db: &Path, kind: &str, example: &str) -> Result<()>
         }
     }
     // A hard link (or a bind mount) is the same file under another name.
-    if let (Ok(a), Ok(b)) = (std::fs::metadata(out), std::fs::metadata(db)) {
-        use std::os::unix::fs::MetadataExt;
-        if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
-            return refuse("the database (--db) under another name");
-        }
+    if crate::core::files::same_file(out, db) {
+        return refuse("the database (--db) under another name");
     }
     Ok(())
 }

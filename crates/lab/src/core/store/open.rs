@@ -528,18 +528,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = db(&dir);
             {
-                let mut store = Store {
-                    conn: Connection::open(&path).unwrap(),
-                    path: path.clone(),
-                };
-                let steps: Vec<Migration> = MIGRATIONS[..version as usize]
-                    .iter()
-                    .map(|m| Migration {
-                        what: m.what,
-                        apply: m.apply,
-                    })
-                    .collect();
-                store.check_and_migrate(&steps).unwrap();
+                let store = store_at(&dir, version as usize);
                 // Only the columns schema 1 has.
                 store
                     .conn

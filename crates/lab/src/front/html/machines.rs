@@ -11,7 +11,7 @@ use crate::core::report;
 use crate::core::results::{Machine, Point, RunMeta};
 use crate::core::stats::sig3;
 use crate::front::compare::{compare, machine_warning};
-use crate::front::share::short_id;
+use crate::front::share::{rtm_word, MachineName};
 
 /// Whether the runs come from more than one machine.
 pub fn several(runs: &[(RunMeta, Vec<Point>)]) -> bool {
@@ -20,8 +20,7 @@ pub fn several(runs: &[(RunMeta, Vec<Point>)]) -> bool {
 }
 
 fn machine_name(m: &Machine) -> String {
-    m.id.as_deref()
-        .map_or_else(|| "not recorded".to_string(), short_id)
+    MachineName(m).to_string()
 }
 
 fn run_label(meta: &RunMeta) -> String {
@@ -51,14 +50,7 @@ pub fn section(s: &mut String, runs: &[(RunMeta, Vec<Point>)], noise: f64) {
         ("CPU", |m| m.machine.cpu_model.clone()),
         ("cores", |m| m.machine.cores.to_string()),
         ("kernel", |m| m.machine.kernel.clone()),
-        ("RTM", |m| {
-            match m.machine.rtm {
-                Some(true) => "yes",
-                Some(false) => "no",
-                None => "not recorded",
-            }
-            .to_string()
-        }),
+        ("RTM", |m| rtm_word(&m.machine, "not recorded").to_string()),
         ("git revision", |m| m.machine.git_rev.clone()),
     ];
     s.push_str("<table class=\"data\"><thead><tr><th></th>");
