@@ -12,10 +12,10 @@
 //!   cycles, no system call; invariant on every x86_64 part of the last
 //!   decade) and nanoseconds of `Instant` elsewhere, and under Miri,
 //!   which cannot execute `rdtsc` (its clock is `Instant`, virtual time).
-//! - [`calibrate`] times batches of hints against `Instant`, reading the
-//!   counter alongside, and keeps the fastest batch (interruptions only ever
-//!   add time): that gives both the cost of a hint and the counter's rate.
-//!   It runs once per process, on first use; about 0.1–0.5 ms.
+//! - [`calibrate`] times batches of hints against `Instant` and keeps the
+//!   fastest batch (interruptions only ever add time): the cost of a hint.
+//!   Then it measures the counter's rate against `Instant` over 0.2 ms.
+//!   It runs once per process, on first use; about 0.3–0.7 ms.
 //! - [`relax_ns`] waits a given time: a group of hints sized by their
 //!   measured cost (about [`CHECK_NS`] of them), then a look at the clock,
 //!   until the time is up.
@@ -69,6 +69,9 @@ const BATCH: u32 = 1024;
 /// Batches timed; the fastest counts.
 #[cfg(not(loom))]
 const BATCHES: u32 = 5;
+/// How long [`calibrate`] measures the counter's rate.
+#[cfg(not(loom))]
+const RATE_WINDOW: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// Whether [`ticks`] reads the time-stamp counter (x86_64, not under
 /// Miri) rather than `Instant`.
@@ -114,34 +117,58 @@ pub fn tick_rate(window: std::time::Duration) -> f64 {
     if !TSC {
         return 1.0;
     }
-    let (w0, t0) = (std::time::Instant::now(), ticks());
+    let (w0, t0) = stamp();
     while w0.elapsed() < window {}
-    let (t1, w1) = (ticks(), std::time::Instant::now());
+    let (w1, t1) = stamp();
     t1.wrapping_sub(t0) as f64 / (w1 - w0).as_nanos().max(1) as f64
+}
+
+/// One moment on both clocks: an `Instant` and the [`ticks`] that belong
+/// to it. Reading `Instant` takes tens of nanoseconds (more in a guest
+/// whose clock source traps), and a preemption between the two reads puts
+/// them microseconds apart; so `Instant` is read between two reads of the
+/// counter, the counter's value is their midpoint, and of a few tries the
+/// narrowest bracket counts.
+fn stamp() -> (std::time::Instant, u64) {
+    let mut best: Option<(u64, std::time::Instant, u64)> = None;
+    for _ in 0..4 {
+        let a = ticks();
+        let w = std::time::Instant::now();
+        let b = ticks();
+        let width = b.wrapping_sub(a);
+        if best.is_none_or(|(bw, _, _)| width < bw) {
+            best = Some((width, w, a.wrapping_add(width / 2)));
+        }
+    }
+    let (_, w, t) = best.expect("four tries");
+    (w, t)
 }
 
 /// Measures the hint and the clock now (again, if they were measured
 /// before) and returns the hint's cost in nanoseconds.
 #[cfg(not(loom))]
 pub fn calibrate() -> f64 {
-    let mut best = (u128::MAX, 0u64);
+    let mut best = u128::MAX;
     for _ in 0..BATCHES {
-        let (w, t) = (std::time::Instant::now(), ticks());
+        let w = std::time::Instant::now();
         for _ in 0..BATCH {
             core::hint::spin_loop();
         }
-        let (ns, dt) = (w.elapsed().as_nanos(), ticks().wrapping_sub(t));
-        if ns < best.0 {
-            best = (ns, dt);
-        }
+        best = best.min(w.elapsed().as_nanos());
     }
     // Bounds: below 0.1 ns a hint is no hint (or the clock failed us);
     // above 1 µs something else was measured. Either way, stay sane.
-    let ps = (best.0 * 1000 / u128::from(BATCH)).clamp(100, 1_000_000) as u32;
-    // The same interval on both clocks: ticks per µs, within 1 and 100 000
-    // (1 GHz per tick would be 1000; the fallback clock is exactly 1000).
+    let ps = (best * 1000 / u128::from(BATCH)).clamp(100, 1_000_000) as u32;
+    // The counter's rate over a window of its own, long enough that the
+    // error of its two ends (a few ns each, see `stamp`) is far below a
+    // per cent: a rate taken from one batch of hints, a few µs, was once
+    // 10 % off on CI's guest, and every timed wait with it. Ticks per µs,
+    // within 1 and 100 000 (1 GHz per tick would be 1000; the fallback
+    // clock is exactly 1000).
     let per_us = if TSC {
-        (u128::from(best.1) * 1000 / best.0.max(1)).clamp(1, 100_000) as u32
+        (tick_rate(RATE_WINDOW) * 1000.0)
+            .round()
+            .clamp(1.0, 100_000.0) as u32
     } else {
         1000
     };
@@ -254,11 +281,12 @@ mod tests {
         assert_eq!(ns_per_pause(), ns);
         let rate = ticks_per_ns();
         assert!((0.001..=100.0).contains(&rate), "{rate} ticks per ns");
-        // The quick rate agrees with a longer measurement within 10 %
-        // (a preemption during calibration can skew the quick one).
+        // The quick rate agrees with a 25 times longer measurement within
+        // 3 % (its ends are bracketed, so even a preemption at one of them
+        // costs it little).
         let precise = tick_rate(Duration::from_millis(5));
         assert!(
-            (rate / precise - 1.0).abs() < 0.1,
+            (rate / precise - 1.0).abs() < 0.03,
             "quick {rate} vs precise {precise} ticks per ns"
         );
     }
