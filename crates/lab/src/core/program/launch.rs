@@ -151,7 +151,7 @@ pub struct Launch<'a> {
     pub show_output: bool,
     /// A figure to read from its output as it streams: group 1 of the
     /// first line that matches, in stdout, else in stderr ([`Lines`]).
-    pub metric: Option<regex::Regex>,
+    pub metric: Option<regex_lite::Regex>,
 }
 
 /// The last [`TAIL`] bytes of a stream. It holds at most twice that, and
@@ -190,14 +190,14 @@ impl Tail {
 /// output was kept and searched; a line is the unit so that nothing but
 /// the line being read has to be kept.
 pub struct Lines {
-    re: regex::Regex,
+    re: regex_lite::Regex,
     line: Vec<u8>,
     found: Option<f64>,
 }
 
 impl Lines {
     /// A reader of the figure that `re`'s group 1 matches.
-    pub fn new(re: regex::Regex) -> Self {
+    pub fn new(re: regex_lite::Regex) -> Self {
         Lines {
             re,
             line: Vec::new(),
@@ -256,7 +256,7 @@ struct Stream<R> {
 }
 
 impl<R: Read + AsRawFd> Stream<R> {
-    fn new(pipe: R, metric: Option<&regex::Regex>, echo: fn(&[u8])) -> Self {
+    fn new(pipe: R, metric: Option<&regex_lite::Regex>, echo: fn(&[u8])) -> Self {
         Stream {
             pipe: Some(pipe),
             tail: Tail::default(),
@@ -300,7 +300,7 @@ fn reader(
     out: ChildStdout,
     err: ChildStderr,
     show: bool,
-    metric: Option<&regex::Regex>,
+    metric: Option<&regex_lite::Regex>,
     stop: Arc<Mutex<Option<Instant>>>,
 ) -> std::thread::JoinHandle<Read2> {
     let quiet: fn(&[u8]) = |_| {};
@@ -617,7 +617,7 @@ mod tests {
 
     #[test]
     fn the_first_matching_line_gives_the_figure_however_it_is_cut() {
-        let re = regex::Regex::new(r"ops/s: *([0-9.]+)").unwrap();
+        let re = regex_lite::Regex::new(r"ops/s: *([0-9.]+)").unwrap();
         let text = b"start\nops/s: .\nops/s: 12.5 first\nops/s: 99\n";
         for cut in 1..text.len() {
             let mut l = Lines::new(re.clone());

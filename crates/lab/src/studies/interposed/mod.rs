@@ -142,7 +142,7 @@ pub fn command(ctx: &Ctx, a: &RunArgs) -> Result<Outcome> {
     let rwlock = chosen_rwlock(&a.rwlock)?;
     let so = preload()?;
     let metric = match &a.metric {
-        Some(m) => Some(regex::Regex::new(m).map_err(|e| {
+        Some(m) => Some(regex_lite::Regex::new(m).map_err(|e| {
             LabError::input(format!(
                 "--metric '{m}': not a regular expression: {}",
                 crate::core::error::one_line(&e.to_string())
