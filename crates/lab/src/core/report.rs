@@ -452,8 +452,23 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
         .map(|r| format!("{} point{}", r.points, if r.points == 1 { "" } else { "s" }))
         .collect();
     let ptw = pts.iter().map(|s| s.len()).max().unwrap_or(0);
+    // The machine, when the store holds runs of more than one (a shared
+    // store; `locklab push`): a column that would say the same on every
+    // line says nothing.
+    let machines: Vec<String> = runs
+        .iter()
+        .map(|r| r.meta.machine.name().to_string())
+        .collect();
+    let several = runs
+        .iter()
+        .any(|r| r.meta.machine.key() != runs[0].meta.machine.key());
+    let mw = machines
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut out = String::new();
-    for ((r, id), pt) in runs.iter().zip(&ids).zip(&pts) {
+    for (((r, id), pt), machine) in runs.iter().zip(&ids).zip(&pts).zip(&machines) {
         let state = if r.problem.is_some() {
             "DAMAGED"
         } else if r.meta.complete {
@@ -461,10 +476,14 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
         } else {
             "INCOMPLETE"
         };
+        let _ = write!(out, "{id:>idw$}  {}  ", r.meta.started);
+        if several {
+            let _ = write!(out, "{machine:<mw$}  ");
+        }
         let _ = write!(
             out,
-            "{id:>idw$}  {}  {:<kindw$}  {pt:>ptw$}  {state:<10}  {}",
-            r.meta.started, r.meta.kind, r.meta.command
+            "{:<kindw$}  {pt:>ptw$}  {state:<10}  {}",
+            r.meta.kind, r.meta.command
         );
         match &r.problem {
             Some(p) => {

@@ -42,6 +42,58 @@ pub struct Machine {
     pub rtm: Option<bool>,
 }
 
+impl Machine {
+    /// What tells machines apart: the identity, or for runs stored before
+    /// it was recorded, the host, CPU and cores.
+    pub fn key(&self) -> String {
+        match &self.id {
+            Some(id) => format!("id\0{id}"),
+            None => format!(
+                "host\0{}\0{}\0{}",
+                self.hostname, self.cpu_model, self.cores
+            ),
+        }
+    }
+
+    /// Its identity as the outputs show it: [`short_id`], or
+    /// `(not recorded)`.
+    pub fn name(&self) -> MachineName<'_> {
+        MachineName(self)
+    }
+
+    /// Whether it could use RTM, as a word; `none` for runs stored before
+    /// that was recorded.
+    pub fn rtm_word(&self, none: &'static str) -> &'static str {
+        match self.rtm {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => none,
+        }
+    }
+}
+
+/// A machine's identity as the outputs show it ([`Machine::name`]).
+pub struct MachineName<'a>(&'a Machine);
+
+impl std::fmt::Display for MachineName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0.id {
+            Some(id) => f.write_str(&short_id(id)),
+            None => f.write_str("(not recorded)"),
+        }
+    }
+}
+
+/// A derived identity (a UUID) in short, as git shows a revision; a name
+/// the user gave in full.
+pub fn short_id(id: &str) -> String {
+    if uuid::Uuid::parse_str(id).is_ok() {
+        id.chars().take(8).collect()
+    } else {
+        id.to_string()
+    }
+}
+
 /// A run: one invocation of a benchmark command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::core::args::RunRef;
 use crate::core::error::{LabError, Result};
 use crate::core::report::{self, num};
-use crate::core::results::{Point, RunMeta};
+use crate::core::results::{Machine, Point, RunMeta};
 use crate::core::stats::{geomean, sig3, unpaired_ratio, Ratio};
 use crate::core::store::Store;
 use crate::core::table::{self, Column};
@@ -305,9 +305,8 @@ pub fn machine_warning(a: &RunMeta, b: &RunMeta) -> Option<String> {
             differ.push(format!("{what} {x} against {y}"));
         }
     };
-    use crate::front::share::{rtm_word, MachineName};
-    let id = |m| MachineName(m).to_string();
-    let rtm = |m| rtm_word(m, "not recorded").to_string();
+    let id = |m: &Machine| m.name().to_string();
+    let rtm = |m: &Machine| m.rtm_word("not recorded").to_string();
     fact("machine", id(ma), id(mb));
     fact("CPU", ma.cpu_model.clone(), mb.cpu_model.clone());
     fact("cores", ma.cores.to_string(), mb.cores.to_string());

@@ -26,7 +26,6 @@ use crate::core::table::{self, Column, Table};
 use crate::front::cli::{Cli, Format};
 use crate::front::compare::Change;
 use crate::front::html::markup::esc;
-use crate::front::share::{machine_key, MachineName};
 use crate::outln;
 
 /// What `history` is asked for.
@@ -112,7 +111,7 @@ pub fn history(runs: &[(RunMeta, Vec<Point>)], q: &Query, db: &str) -> Result<Ve
             .iter()
             .filter(|p| p.bench == q.bench && p.lock == q.lock && p.threads == q.threads)
         {
-            let (mk, pk) = (machine_key(&meta.machine), p.params.to_string());
+            let (mk, pk) = (meta.machine.key(), p.params.to_string());
             let i = match series.iter().position(|(m, k, _)| *m == mk && *k == pk) {
                 Some(i) => i,
                 None => {
@@ -201,7 +200,7 @@ pub fn history(runs: &[(RunMeta, Vec<Point>)], q: &Query, db: &str) -> Result<Ve
 fn machine_text(m: &Machine) -> String {
     format!(
         "machine {}: {}, {} cores, host {}",
-        MachineName(m),
+        m.name(),
         m.cpu_model,
         m.cores,
         m.hostname
@@ -450,7 +449,7 @@ pub fn page(q: &Query, series: &[Series]) -> String {
     );
     for ser in series {
         let m = &ser.machine;
-        let id = MachineName(m).to_string();
+        let id = m.name().to_string();
         let _ = write!(
             s,
             "<h2>machine {}</h2><p class=\"note\">{}, {} cores, host {}; {}</p>",

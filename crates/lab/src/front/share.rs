@@ -185,7 +185,7 @@ pub fn machines(runs: &[RunSummary]) -> Vec<MachineRow> {
     // Oldest first, so that each group ends with its newest run's facts.
     for r in runs.iter().rev().filter(|r| r.problem.is_none()) {
         let m = &r.meta.machine;
-        let row = groups.entry(machine_key(m)).or_insert_with(|| MachineRow {
+        let row = groups.entry(m.key()).or_insert_with(|| MachineRow {
             id: m.id.clone(),
             machine: m.clone(),
             runs: 0,
@@ -238,11 +238,11 @@ pub fn machines_text(rows: &[MachineRow]) -> String {
     for r in rows {
         let m = &r.machine;
         cells.push(vec![
-            format!("{}", MachineName(m)),
+            m.name().to_string(),
             m.hostname.clone(),
             m.cpu_model.clone(),
             m.cores.to_string(),
-            rtm_word(m, "?").to_string(),
+            m.rtm_word("?").to_string(),
             kernel_release(&m.kernel),
             r.runs.to_string(),
             r.first.clone(),
@@ -254,48 +254,6 @@ pub fn machines_text(rows: &[MachineRow]) -> String {
     let align: Vec<Column> = right.iter().map(|&r| Column::fit(r)).collect();
     table::layout(&mut out, &cells, &align, 2);
     out
-}
-
-/// What tells machines apart: the identity, or for runs stored before it
-/// was recorded, the host, CPU and cores.
-pub fn machine_key(m: &Machine) -> String {
-    match &m.id {
-        Some(id) => format!("id\0{id}"),
-        None => format!("host\0{}\0{}\0{}", m.hostname, m.cpu_model, m.cores),
-    }
-}
-
-/// A machine's identity as the outputs show it: [`short_id`], or
-/// `(not recorded)`.
-pub struct MachineName<'a>(pub &'a Machine);
-
-impl std::fmt::Display for MachineName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0.id {
-            Some(id) => f.write_str(&short_id(id)),
-            None => f.write_str("(not recorded)"),
-        }
-    }
-}
-
-/// Whether the machine could use RTM, as a word; `none` for runs stored
-/// before it was recorded.
-pub fn rtm_word(m: &Machine, none: &'static str) -> &'static str {
-    match m.rtm {
-        Some(true) => "yes",
-        Some(false) => "no",
-        None => none,
-    }
-}
-
-/// A derived identity (a UUID) in short, as git shows a revision; a name
-/// the user gave in full.
-pub fn short_id(id: &str) -> String {
-    if uuid::Uuid::parse_str(id).is_ok() {
-        id.chars().take(8).collect()
-    } else {
-        id.to_string()
-    }
 }
 
 /// The release of a kernel as `uname` gives it (`Linux 6.1.0-18-amd64 #1

@@ -272,6 +272,32 @@ fn runs_listing_one_line_each() {
     );
     assert!(lines[1].contains("2025-03-01T14:05:09Z"));
     assert_eq!(runs_text(&[]), "no runs stored yet\n");
+
+    // One machine: no machine column. Two (a shared store): each line
+    // names its run's machine, and the columns stay aligned.
+    let on = |id: Option<&str>, run: i64| {
+        let mut m = meta(true);
+        m.id = Some(run);
+        m.machine.id = id.map(str::to_string);
+        RunSummary {
+            meta: m,
+            points: 2,
+            problem: None,
+        }
+    };
+    let uuid = "0b7c2f4e-9d1a-5e3b-8c6f-2a4d6e8f0a1b";
+    let one = runs_text(&[on(Some(uuid), 1), on(Some(uuid), 2)]);
+    assert!(!one.contains("0b7c2f4e"), "{one}");
+    let two = runs_text(&[on(Some(uuid), 1), on(Some("lab-box"), 2), on(None, 3)]);
+    let lines: Vec<&str> = two.lines().collect();
+    assert!(
+        lines[0].contains("  0b7c2f4e  ") && !lines[0].contains(uuid),
+        "{two}"
+    );
+    assert!(lines[1].contains("  lab-box  "), "{two}");
+    assert!(lines[2].contains("  (not recorded)  "), "{two}");
+    let kind_at: Vec<usize> = lines.iter().map(|l| l.find("bench").unwrap()).collect();
+    assert!(kind_at.windows(2).all(|w| w[0] == w[1]), "{two}");
 }
 
 /// A contention sweep at 2 threads on 2 cores: `ticket` took no lock in

@@ -11,7 +11,6 @@ use crate::core::report;
 use crate::core::results::{Machine, Point, RunMeta};
 use crate::core::stats::sig3;
 use crate::front::compare::{compare, machine_warning};
-use crate::front::share::{rtm_word, MachineName};
 
 /// Whether the runs come from more than one machine.
 pub fn several(runs: &[(RunMeta, Vec<Point>)]) -> bool {
@@ -20,7 +19,7 @@ pub fn several(runs: &[(RunMeta, Vec<Point>)]) -> bool {
 }
 
 fn machine_name(m: &Machine) -> String {
-    MachineName(m).to_string()
+    m.name().to_string()
 }
 
 fn run_label(meta: &RunMeta) -> String {
@@ -50,7 +49,7 @@ pub fn section(s: &mut String, runs: &[(RunMeta, Vec<Point>)], noise: f64) {
         ("CPU", |m| m.machine.cpu_model.clone()),
         ("cores", |m| m.machine.cores.to_string()),
         ("kernel", |m| m.machine.kernel.clone()),
-        ("RTM", |m| rtm_word(&m.machine, "not recorded").to_string()),
+        ("RTM", |m| m.machine.rtm_word("not recorded").to_string()),
         ("git revision", |m| m.machine.git_rev.clone()),
     ];
     s.push_str("<table class=\"data\"><thead><tr><th></th>");
