@@ -462,9 +462,15 @@ fn history_marks_a_planted_regression_and_not_the_runs_of_one_revision() {
         html.contains("<td>r2</td>") && html.contains("<td class=\"warn\">* slower</td>"),
         "{html}"
     );
+    // Self-contained: nothing fetched (an inline SVG's `xmlns` names its
+    // namespace with a URL, which is not a fetch), and its chart drawn.
     assert!(
-        !html.contains("<script") && !html.contains("http"),
+        !html.contains("<script") && !html.contains("src=\"http") && !html.contains("href=\"http"),
         "not self-contained"
+    );
+    assert!(
+        html.contains("<svg") && html.contains(">r2<"),
+        "no chart: {html}"
     );
     // Not over the store itself.
     assert_bad_input(

@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use crate::core::error::{LabError, Result};
+use crate::core::plot::steps::{steps_svg, Step};
 use crate::core::report::{self, num};
 use crate::core::results::{Machine, Point, RunMeta};
 use crate::core::stats::{geomean, sig3, unpaired_ratio, Ratio};
@@ -25,7 +26,7 @@ use crate::core::store::Store;
 use crate::core::table::{self, Column, Table};
 use crate::front::cli::{Cli, Format};
 use crate::front::compare::Change;
-use crate::front::html::markup::esc;
+use crate::front::html::markup::{esc, inline_svg};
 use crate::outln;
 
 /// What `history` is asked for.
@@ -460,6 +461,7 @@ pub fn page(q: &Query, series: &[Series]) -> String {
             esc(&crate::core::plot::param_text(&ser.params))
         );
         let unit = ser.unit();
+        s.push_str(&chart(q, ser, unit));
         let _ = write!(
             s,
             "<table class=\"data\"><thead><tr><th>revision</th><th>runs</th><th>reps</th>\
@@ -502,6 +504,45 @@ pub fn page(q: &Query, series: &[Series]) -> String {
     }
     s.push_str("</body></html>\n");
     s
+}
+
+/// The series' chart for the page: a figure per revision with its
+/// repetitions' range, a marked change in red; empty when there is nothing
+/// to draw (the table says so).
+fn chart(q: &Query, ser: &Series, unit: (f64, &'static str)) -> String {
+    let steps: Vec<Step> = ser
+        .revisions
+        .iter()
+        .map(|r| {
+            let (lo, hi) = r
+                .throughputs
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                    (lo.min(x), hi.max(x))
+                });
+            Step {
+                label: r.rev.clone(),
+                value: r.value / unit.0,
+                lo: lo / unit.0,
+                hi: hi / unit.0,
+                marked: r.vs_previous.as_ref().is_some_and(|(_, c)| c.significant()),
+            }
+        })
+        .collect();
+    let titles = [
+        format!(
+            "{}, lock {}, {} threads: each revision's geometric mean, whisker min–max of its repetitions",
+            q.bench, q.lock, q.threads
+        ),
+        format!(
+            "machine {}; red: a change beyond the noise from the revision before",
+            ser.machine.name()
+        ),
+    ];
+    match steps_svg(&q.lock, &titles, "revision", unit.1, &steps, (1000, 460)) {
+        Ok(Some(svg)) => format!("<div class=\"embedded\">{}</div>", inline_svg(&svg)),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -585,6 +626,15 @@ mod tests {
             t.contains("bbb") && t.contains("slower") && t.contains("1 marked"),
             "{t}"
         );
+        // The page draws the series: every revision on x, and the one
+        // marked change (bbb's mark and whisker) in red.
+        let html = page(&query(None), &s);
+        let svg = &html[html.find("<svg").expect("a chart")..html.find("</svg>").unwrap()];
+        assert!(
+            ["aaa", "bbb", "ccc"].iter().all(|r| svg.contains(r)),
+            "{svg}"
+        );
+        assert_eq!(svg.matches("#D62728").count(), 2, "{svg}");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! so and how many sets there are ([`param_sets`] lists them).
 
 pub mod bars;
+pub mod steps;
 pub mod threads;
 
 #[cfg(test)]
