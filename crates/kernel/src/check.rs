@@ -71,7 +71,7 @@ fn walk(tcbs: &[CachePadded<Tcb>], q: &Queue, what: &str, v: &mut Violations) ->
 
 /// Checks a stopped kernel's objects. See the module documentation.
 pub fn check_kernel<C: Concurrency>(k: &Kernel<C>) -> Violations {
-    check_kernel_objects(k.objects())
+    check_kernel_objects(&k.o)
 }
 
 /// [`check_kernel`] on the objects alone: compiled once, not per variant.
@@ -306,7 +306,7 @@ fn check_kernel_objects(k: &Objects) -> Violations {
 /// Checks what the user programs saw: every reply and badge correct, and
 /// each program's tallies agree with the kernel's counters and state.
 pub fn check_programs<C: Concurrency>(k: &Kernel<C>, r: &RunResult) -> Violations {
-    check_programs_objects(k.objects(), r)
+    check_programs_objects(&k.o, r)
 }
 
 /// [`check_programs`] on the objects alone: compiled once, not per variant.

@@ -257,11 +257,6 @@ impl<C> Kernel<C> {
     pub fn late_rings(&self) -> u64 {
         self.o.bells.iter().map(|b| b.late()).sum()
     }
-
-    /// The objects, the cores' state and the clocks.
-    pub(crate) fn objects(&self) -> &Objects {
-        &self.o
-    }
 }
 
 /// The emulated timer's period, in system calls on the core: when it fires

@@ -20,7 +20,7 @@ use crate::user::Program;
 
 /// Checks a stopped key-value system. See the module documentation.
 pub fn check_kv<C: Concurrency>(k: &Kernel<C>, run: &RunResult, sh: &KvShared) -> Violations {
-    check_kv_objects(k.objects(), run, sh)
+    check_kv_objects(&k.o, run, sh)
 }
 
 /// [`check_kv`] on the objects alone: compiled once, not per variant.
