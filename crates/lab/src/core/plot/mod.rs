@@ -310,13 +310,31 @@ where
     X: Ranged<ValueType = i32> + ValueFormatter<i32>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
+    draw_labelled_mesh(chart, x_desc, y_desc, None, &|t| format!("{t}"))
+}
+
+/// [`draw_mesh`] with `x_label` naming the ticks on x (at most
+/// `x_ticks` of them, when given).
+pub(crate) fn draw_labelled_mesh<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+    x_ticks: Option<usize>,
+    x_label: &dyn Fn(&i32) -> String,
+) -> DrawResult<()>
+where
+    X: Ranged<ValueType = i32> + ValueFormatter<i32>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut mesh = chart.configure_mesh();
+    if let Some(n) = x_ticks {
+        mesh.x_labels(n);
+    }
+    mesh.x_desc(x_desc)
         .y_desc(y_desc)
         .axis_desc_style((FONT, 18))
         .label_style((FONT, 15))
-        .x_label_formatter(&|t| format!("{t}"))
+        .x_label_formatter(x_label)
         .y_label_formatter(&|v| tick(*v))
         .y_max_light_lines(1)
         .light_line_style(RGBColor(240, 240, 240))

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::{chart_builder, render_svg, tick, FONT};
+use super::{chart_builder, draw_labelled_mesh, render_svg};
 use crate::core::error::Result;
 
 /// One step of a [`steps_svg`] chart, in the unit of the y axis.
@@ -49,24 +49,13 @@ pub fn steps_svg(
     let n = steps.len() as i32;
     render_svg(name, size, titles, |area| {
         let mut chart = chart_builder(area).build_cartesian_2d(-1..n, 0.0..y_hi)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .axis_desc_style((FONT, 18))
-            .label_style((FONT, 15))
-            .x_labels(steps.len() + 2)
-            .x_label_formatter(&|i| {
-                usize::try_from(*i)
-                    .ok()
-                    .and_then(|i| steps.get(i))
-                    .map_or(String::new(), |s| s.label.clone())
-            })
-            .y_label_formatter(&|v| tick(*v))
-            .y_max_light_lines(1)
-            .light_line_style(RGBColor(240, 240, 240))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .draw()?;
+        let label = |i: &i32| {
+            usize::try_from(*i)
+                .ok()
+                .and_then(|i| steps.get(i))
+                .map_or(String::new(), |s| s.label.clone())
+        };
+        draw_labelled_mesh(&mut chart, x_desc, y_desc, Some(steps.len() + 2), &label)?;
         let at = |i: usize| i as i32;
         let shown: Vec<(i32, f64)> = steps
             .iter()
