@@ -62,6 +62,45 @@ use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 /// documentation). Read once per process, on first use.
 pub const TOPOLOGY_VAR: &str = "LOCKLAB_TOPOLOGY";
 
+/// The environment variable that overrides the count of CPUs online
+/// ([`online_cpus`]): a positive number. Read once per process.
+pub const CPUS_VAR: &str = "LOCKLAB_CPUS";
+
+/// How many CPUs are online: [`CPUS_VAR`] when it holds a positive number
+/// (so that a test, or a user who knows better, can decide it), else the
+/// count in `/sys/devices/system/cpu/online`; 2 when neither says (Miri,
+/// which has no file system and should check the paths of a machine with
+/// several). Read once per process, without allocating. The machine's
+/// count, not the process's CPU affinity: a thread that a benchmark has
+/// pinned to one CPU still shares the lock with threads on the others.
+#[cfg(not(loom))]
+pub fn online_cpus() -> usize {
+    static CPUS: AtomicU32 = AtomicU32::new(0);
+    match CPUS.load(Ordering::Relaxed) {
+        0 => {
+            let n = count_online_cpus().clamp(1, u32::MAX as usize);
+            CPUS.store(n as u32, Ordering::Relaxed);
+            n
+        }
+        n => n as usize,
+    }
+}
+
+#[cfg(not(loom))]
+fn count_online_cpus() -> usize {
+    if let Some(n) = env_var(c"LOCKLAB_CPUS").and_then(|v| v.trim().parse::<usize>().ok()) {
+        if n > 0 {
+            return n;
+        }
+    }
+    let mut buf = [0u8; 4096];
+    let mut n = 0;
+    match read_file(b"/sys/devices/system/cpu/online\0", &mut buf) {
+        Some(list) if for_each_cpu(list, |_| n += 1).is_ok() && n > 0 => n,
+        _ => 2,
+    }
+}
+
 /// CPUs the table covers; higher-numbered CPUs count as node 0.
 pub const MAX_CPUS: usize = 1024;
 
@@ -155,14 +194,19 @@ fn configured_cpus() -> usize {
     }
 }
 
-/// The variable's value, without allocating: `getenv`'s pointer into the
-/// environment, as a string (`None` if unset or not UTF-8).
+/// [`TOPOLOGY_VAR`]'s value (see [`env_var`]).
 fn env_spec() -> Option<&'static str> {
-    // SAFETY: the name is a NUL-terminated literal; `getenv` returns null
-    // or a pointer to a NUL-terminated string in the environment block.
-    // The process does not change its environment while locks run (a
-    // `setenv` racing with `getenv` is undefined in C, whoever calls it).
-    let p = unsafe { libc::getenv(c"LOCKLAB_TOPOLOGY".as_ptr()) };
+    env_var(c"LOCKLAB_TOPOLOGY")
+}
+
+/// A variable's value, without allocating: `getenv`'s pointer into the
+/// environment, as a string (`None` if unset or not UTF-8).
+fn env_var(name: &core::ffi::CStr) -> Option<&'static str> {
+    // SAFETY: the name is NUL-terminated; `getenv` returns null or a
+    // pointer to a NUL-terminated string in the environment block. The
+    // process does not change its environment while locks run (a `setenv`
+    // racing with `getenv` is undefined in C, whoever calls it).
+    let p = unsafe { libc::getenv(name.as_ptr()) };
     if p.is_null() {
         return None;
     }

@@ -58,6 +58,12 @@
 //!   applies to a spinning vCPU), and yields again only if the lock moved
 //!   meanwhile: an owner that is blocked rather than preempted gains
 //!   nothing from it. With nobody asleep it sleeps at once.
+//! - With one CPU online nobody watches or spins: the owner cannot run
+//!   while a waiter does, so every wait would last its whole budget. (The
+//!   kernel's spinning stops there too: its owner is never on another
+//!   CPU.) On the lab's guest held to one CPU, with owners that stall,
+//!   this cut the CPU per acquisition by 7–14 % at the same throughput
+//!   (docs/library.md).
 //! - When the mean alone exceeds half the sleep/wake cost, the lock's
 //!   critical sections are too long for spinning to pay: contenders sleep
 //!   at once. Each acquisition made after sleeping decays the mean a
@@ -371,6 +377,19 @@ fn turnovers(from: u32, to: u32) -> u32 {
     (to.wrapping_sub(from) & STAMP_MASK) >> STAMP_SHIFT
 }
 
+/// Whether waiting by spinning can pay on this machine: not with one CPU
+/// online, where the owner cannot run while a waiter spins, and a waiter
+/// that watched or spun would only delay it by its whole budget
+/// ([`crate::topology::online_cpus`], which `LOCKLAB_CPUS` overrides).
+/// Under loom always: the model explores every path.
+#[inline]
+fn spinning_pays() -> bool {
+    #[cfg(not(loom))]
+    return crate::topology::online_cpus() > 1;
+    #[cfg(loom)]
+    return true;
+}
+
 /// When a thread in the slow path starts to starve: [`HANDOFF_AFTER`]
 /// after it entered it.
 struct Starvation {
@@ -476,9 +495,9 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     /// [`WATCH_NS`] and take it if it comes free (and is not reserved).
     /// Whether we got the mutex. See the module documentation.
     fn watch(&self) -> bool {
-        // Holds too long for spinning (the policy says sleep at once):
-        // do not watch either.
-        if P::patience_ns(self.mean_hold_ns.load(StatOrdering::Relaxed)) == 0 {
+        // Holds too long for spinning (the policy says sleep at once), or
+        // one CPU: do not watch either.
+        if !spinning_pays() || P::patience_ns(self.mean_hold_ns.load(StatOrdering::Relaxed)) == 0 {
             return false;
         }
         let mut watched = 0;
@@ -495,7 +514,7 @@ impl<P: SpinPolicy> RawHybridMutex<P> {
     /// while the owner makes progress. Whether we got the mutex.
     fn spin(&self) -> bool {
         let patience = P::patience_ns(self.mean_hold_ns.load(StatOrdering::Relaxed));
-        if patience == 0 {
+        if patience == 0 || !spinning_pays() {
             return false;
         }
         // Waiting behind other spinners costs the owner nothing (each waits
@@ -1147,6 +1166,71 @@ mod tests {
         // SAFETY: the timed lock above succeeded.
         unsafe { m.release() };
         assert!(!m.is_held());
+    }
+
+    /// Two threads that hold the mutex for a few µs each, busy, and come
+    /// back for it: holds longer than the watch, so a waiter spins, and a
+    /// spinner learns their length. The mean learnt.
+    fn mean_learnt_under_few_us_holds() -> u32 {
+        let m = Adaptive::new();
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for _ in 0..2_000 {
+                        m.acquire();
+                        pause::relax_ns(5_000);
+                        // SAFETY: acquired just above.
+                        unsafe { m.release() };
+                    }
+                });
+            }
+        });
+        m.mean_hold_ns()
+    }
+
+    /// Run by [`one_cpu_online_means_no_waiter_spins`] in a process of its
+    /// own (the count is read once per process), with `LOCKLAB_CPUS=1`.
+    #[test]
+    fn one_cpu_child() {
+        if std::env::var_os("LOCKLAB_CPUS_CHILD").is_none() {
+            return;
+        }
+        assert_eq!(crate::topology::online_cpus(), 1);
+        assert_eq!(mean_learnt_under_few_us_holds(), 0, "a waiter spun");
+        println!("one-cpu-child-ran");
+    }
+
+    /// With one CPU online no waiter watches or spins (nothing is
+    /// learnt); with several, the same holds are spun on and learnt.
+    #[test]
+    #[cfg_attr(miri, ignore = "starts a child process, which Miri cannot")]
+    fn one_cpu_online_means_no_waiter_spins() {
+        let text = crate::util::testing::run_in_child(
+            &[
+                "--exact",
+                "block::mutex::tests::one_cpu_child",
+                "--nocapture",
+                "--test-threads=1",
+            ],
+            &[
+                ("LOCKLAB_CPUS_CHILD", "1"),
+                (crate::topology::CPUS_VAR, "1"),
+            ],
+        );
+        assert!(
+            text.contains("one-cpu-child-ran"),
+            "the child ran no test: {text}"
+        );
+        // The control: on several CPUs a waiter spins on these holds and
+        // learns them. A waiter whose owner is preempted gives up and
+        // learns nothing (a stall), so on a loaded machine one try may
+        // see no spin: a few tries.
+        if crate::topology::online_cpus() > 1 {
+            assert!(
+                (0..10).any(|_| mean_learnt_under_few_us_holds() > 0),
+                "nobody spun on several CPUs"
+            );
+        }
     }
 
     #[test]
