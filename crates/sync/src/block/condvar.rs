@@ -97,6 +97,10 @@
 //! measured 1.16, 1.62, 2.03 and 2.38 M items/s at 1x1 (one run each,
 //! `std` 1.9–2.5 beside them); 2 µs is where the gain is taken.
 //!
+//! With one CPU online there is no look: the notifier cannot run while
+//! the waiter looks (`topology::online_cpus`, which `LOCKLAB_CPUS`
+//! overrides).
+//!
 //! A look that sees no notify costs its 2 µs of CPU, so the condvar keeps
 //! a score of how its looks have paid (`spin_score`: up one for a hit,
 //! down one for a miss, at most `SCORE_MAX`), and waiters look only while
@@ -395,6 +399,10 @@ impl Condvar {
         // unbounded spin would not end their exploration.
         #[cfg(not(loom))]
         {
+            // With one CPU online the notifier cannot run while we look.
+            if crate::topology::online_cpus() < 2 {
+                return false;
+            }
             let score = self.spin_score.load(Relaxed);
             if score == 0 && observed % PROBE_EVERY != 0 {
                 return false;
@@ -845,6 +853,11 @@ mod tests {
     /// look, and a probe's hit starts the looking again.
     #[test]
     fn looks_before_sleeping_stop_when_they_miss_and_probes_restart_them() {
+        if crate::topology::online_cpus() < 2 {
+            // No looks at all: `one_cpu_online_means_no_look` checks that.
+            eprintln!("one CPU online: nobody looks, so there is no score to keep");
+            return;
+        }
         let cv = Condvar::new();
         assert_eq!(cv.spin_score.load(SeqCst), SCORE_START);
         // Moved on already: a hit.
@@ -871,6 +884,44 @@ mod tests {
             assert!(cv.spin_for_notify(0));
         }
         assert_eq!(cv.spin_score.load(SeqCst), SCORE_MAX);
+    }
+
+    /// Run by [`one_cpu_online_means_no_look`] in a process of its own
+    /// (the count is read once per process), with `LOCKLAB_CPUS=1`.
+    #[test]
+    fn one_cpu_child() {
+        if std::env::var_os("LOCKLAB_CPUS_CHILD").is_none() {
+            return;
+        }
+        let cv = Condvar::new();
+        // `seq` has moved on: a look would see it and score a hit.
+        cv.seq.store(5, SeqCst);
+        assert!(!cv.spin_for_notify(4), "a waiter looked");
+        assert_eq!(cv.spin_score.load(SeqCst), SCORE_START);
+        println!("one-cpu-child-ran");
+    }
+
+    /// With one CPU online a waiter does not look at `seq` before it
+    /// sleeps: the notifier could not run meanwhile.
+    #[test]
+    #[cfg_attr(miri, ignore = "starts a child process, which Miri cannot")]
+    fn one_cpu_online_means_no_look() {
+        let text = crate::util::testing::run_in_child(
+            &[
+                "--exact",
+                "block::condvar::tests::one_cpu_child",
+                "--nocapture",
+                "--test-threads=1",
+            ],
+            &[
+                ("LOCKLAB_CPUS_CHILD", "1"),
+                (crate::topology::CPUS_VAR, "1"),
+            ],
+        );
+        assert!(
+            text.contains("one-cpu-child-ran"),
+            "the child ran no test: {text}"
+        );
     }
 
     #[test]
