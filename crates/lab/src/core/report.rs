@@ -459,9 +459,8 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
         .iter()
         .map(|r| r.meta.machine.name().to_string())
         .collect();
-    let several = runs
-        .iter()
-        .any(|r| r.meta.machine.key() != runs[0].meta.machine.key());
+    let first = runs[0].meta.machine.key();
+    let several = runs.iter().any(|r| r.meta.machine.key() != first);
     let mw = machines
         .iter()
         .map(|s| s.chars().count())

@@ -906,22 +906,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "starts a child process, which Miri cannot")]
     fn one_cpu_online_means_no_look() {
-        let text = crate::util::testing::run_in_child(
-            &[
-                "--exact",
-                "block::condvar::tests::one_cpu_child",
-                "--nocapture",
-                "--test-threads=1",
-            ],
-            &[
-                ("LOCKLAB_CPUS_CHILD", "1"),
-                (crate::topology::CPUS_VAR, "1"),
-            ],
-        );
-        assert!(
-            text.contains("one-cpu-child-ran"),
-            "the child ran no test: {text}"
-        );
+        crate::util::testing::run_as_one_cpu("block::condvar::tests::one_cpu_child");
     }
 
     #[test]

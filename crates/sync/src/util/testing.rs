@@ -493,6 +493,24 @@ pub fn run_in_child(args: &[&str], env: &[(&str, &str)]) -> String {
     text
 }
 
+/// Runs the test `test` (its full path) alone in a child as on a machine
+/// with one CPU online (`LOCKLAB_CPUS=1`), with `LOCKLAB_CPUS_CHILD` set so
+/// that it does its work there, and asserts that it ran: it prints
+/// `one-cpu-child-ran` at its end.
+pub fn run_as_one_cpu(test: &str) {
+    let text = run_in_child(
+        &["--exact", test, "--nocapture", "--test-threads=1"],
+        &[
+            ("LOCKLAB_CPUS_CHILD", "1"),
+            (crate::topology::CPUS_VAR, "1"),
+        ],
+    );
+    assert!(
+        text.contains("one-cpu-child-ran"),
+        "the child ran no test: {text}"
+    );
+}
+
 // ===================================================== NUMA-aware locks
 //
 // The known-answer test of the NUMA-aware locks (`crate::numa`): one shape
