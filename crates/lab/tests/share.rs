@@ -7,6 +7,7 @@
 mod common;
 
 use common::{assert_bad_input, locklab, stderr, stdout, tmp};
+use locklab_lab::core::store::testing::TestDatabase;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -67,8 +68,25 @@ fn runs(db: &Path) -> HashMap<String, (String, u64, bool)> {
 
 #[test]
 fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
-    let (_d, shared) = tmp();
-    let local = shared.with_file_name("local.db");
+    let (d, shared) = tmp();
+    three_machines_in(d.path(), &shared);
+}
+
+/// The same on a PostgreSQL server: the store a team shares.
+#[test]
+fn three_machines_and_a_push_into_one_server_leave_every_run_once() {
+    let Some(db) = TestDatabase::create("three_machines_and_a_push_into_one_server") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    three_machines_in(d.path(), Path::new(db.url()));
+}
+
+/// Three machines benchmark into `shared` (a file, or a server's URL) at
+/// once while a fourth pushes its file from `dir` into it twice; then
+/// `machines` and `report` over the store.
+fn three_machines_in(dir: &Path, shared: &Path) {
+    let local = dir.join("local.db");
     for _ in 0..3 {
         ok(on("laptop", &local, &BENCH).output().unwrap());
     }
@@ -79,7 +97,7 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
     // pushes of the laptop's runs into it, all at once.
     let mut children = Vec::new();
     for m in ["m1", "m2", "m3"] {
-        let shared = shared.clone();
+        let shared = shared.to_path_buf();
         children.push(std::thread::spawn(move || {
             for _ in 0..2 {
                 ok(on(m, &shared, &BENCH).output().unwrap());
@@ -87,7 +105,7 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
         }));
     }
     for _ in 0..2 {
-        let (local, shared) = (local.clone(), shared.clone());
+        let (local, shared) = (local.clone(), shared.to_path_buf());
         children.push(std::thread::spawn(move || {
             ok(on("laptop", &local, &["push", "all", "--to"])
                 .arg(&shared)
@@ -98,7 +116,7 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
     for c in children {
         c.join().unwrap();
     }
-    let all = runs(&shared);
+    let all = runs(shared);
     assert_eq!(all.len(), 6 + 3, "{all:?}");
     for (uuid, row) in &pushed {
         assert_eq!(all.get(uuid), Some(row), "the laptop's run {uuid}");
@@ -117,10 +135,10 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
     let o = ok(locklab(&local, &["push", "--to", shared.to_str().unwrap()]));
     let note = stderr(&o);
     assert!(note.contains("0 new, 0 updated, 3 already there"), "{note}");
-    assert_eq!(runs(&shared).len(), 9);
+    assert_eq!(runs(shared).len(), 9);
 
     // `machines` names the four, each with its runs.
-    let o = ok(locklab(&shared, &["machines", "--json"]));
+    let o = ok(locklab(shared, &["machines", "--json"]));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let mut listed: Vec<(String, u64)> = v["machines"]
         .as_array()
@@ -138,12 +156,12 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
         listed,
         [("laptop", 3), ("m1", 2), ("m2", 2), ("m3", 2)].map(|(m, n)| (m.to_string(), n))
     );
-    let text = stdout(&ok(locklab(&shared, &["machines"])));
+    let text = stdout(&ok(locklab(shared, &["machines"])));
     assert!(text.contains("laptop") && text.contains("m3"), "{text}");
 
     // The report puts two machines' runs of the study side by side.
     let ids: HashMap<String, i64> = {
-        let o = ok(locklab(&shared, &["runs", "--json"]));
+        let o = ok(locklab(shared, &["runs", "--json"]));
         let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
         v["runs"]
             .as_array()
@@ -157,10 +175,10 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
             })
             .collect()
     };
-    let page = shared.with_file_name("report.html");
+    let page = dir.join("report.html");
     let (a, b) = (ids["m1"].to_string(), ids["laptop"].to_string());
     ok(locklab(
-        &shared,
+        shared,
         &["report", &a, &b, "--out", page.to_str().unwrap()],
     ));
     let html = std::fs::read_to_string(&page).unwrap();
@@ -176,11 +194,26 @@ fn three_machines_benchmarking_and_a_fourth_pushing_leave_every_run_once() {
 
 #[test]
 fn pull_brings_runs_back_whole_and_only_those_named() {
-    let (_d, shared) = tmp();
+    let (d, shared) = tmp();
+    pull_in(d.path(), &shared);
+}
+
+#[test]
+fn pull_from_a_server_brings_runs_back_whole() {
+    let Some(db) = TestDatabase::create("pull_from_a_server") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    pull_in(d.path(), Path::new(db.url()));
+}
+
+/// Two machines' runs in `shared` (a file or a server), pulled into a
+/// file in `dir`.
+fn pull_in(dir: &Path, shared: &Path) {
     for m in ["a", "b"] {
-        ok(on(m, &shared, &BENCH).output().unwrap());
+        ok(on(m, shared, &BENCH).output().unwrap());
     }
-    let mine = shared.with_file_name("mine.db");
+    let mine = dir.join("mine.db");
     let o = ok(locklab(
         &mine,
         &["pull", "1", "--from", shared.to_str().unwrap()],
@@ -194,13 +227,13 @@ fn pull_brings_runs_back_whole_and_only_those_named() {
         let o = ok(locklab(db, &["show", id, "--format", "csv"]));
         stdout(&o)
     };
-    assert_eq!(show(&mine, "1"), show(&shared, "1"));
+    assert_eq!(show(&mine, "1"), show(shared, "1"));
     // `all` brings the other one, and the first is not stored again.
     ok(locklab(
         &mine,
         &["pull", "all", "--from", shared.to_str().unwrap()],
     ));
-    assert_eq!(runs(&mine), runs(&shared));
+    assert_eq!(runs(&mine), runs(shared));
 }
 
 #[test]

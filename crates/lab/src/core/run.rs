@@ -22,9 +22,7 @@ pub fn resolve(store: &Store, run: RunRef) -> Result<i64> {
             .runs()?
             .first()
             .and_then(|r| r.meta.id)
-            .ok_or_else(|| {
-                LabError::input(format!("{}: no runs stored yet", store.path().display()))
-            }),
+            .ok_or_else(|| LabError::input(format!("{}: no runs stored yet", store.location()))),
     }
 }
 
@@ -61,10 +59,10 @@ pub fn stored_run_as(
         kind: kind.into(),
         // The program as the user knows it, not the path cargo built it at;
         // each argument quoted as a shell needs, so that the command can be
-        // pasted back.
-        command: crate::core::out::shell_command(
+        // pasted back; a server's password is not kept.
+        command: crate::core::store::redact_urls(&crate::core::out::shell_command(
             std::iter::once("locklab").chain(ctx.argv.iter().skip(1).map(String::as_str)),
-        ),
+        )),
         params,
         machine: machine::detect(),
         started: machine::now_rfc3339(),
@@ -78,14 +76,18 @@ pub fn stored_run_as(
     let mut points = 0usize;
     let complete = {
         let mut sink = |p: Point| -> Result<()> {
-            store.add_point(id, &p)?;
+            store
+                .add_point(id, &p)
+                .map_err(|e| kept(e, id, points, &ctx.db))?;
             points += 1;
             Ok(())
         };
         body(&mut sink)?
     };
     if complete {
-        store.finish_run(id)?;
+        store
+            .finish_run(id)
+            .map_err(|e| kept(e, id, points, &ctx.db))?;
     }
     // The bar goes before the report, so that it does not cut into it.
     progress.finish();
@@ -95,4 +97,21 @@ pub fn stored_run_as(
         points,
         brief,
     }))
+}
+
+/// A failure to store (a full disk, a server's connection lost) that says
+/// what of the run is kept: each point stored before is committed whole.
+fn kept(e: LabError, id: i64, points: usize, db: &crate::core::store::Location) -> LabError {
+    let what = match points {
+        0 => "no point".to_string(),
+        1 => "the 1 point".to_string(),
+        n => format!("the {n} points"),
+    };
+    LabError {
+        msg: format!(
+            "{}; run {id} in {db} keeps {what} stored before it, unfinished (`locklab show {id}`)",
+            e.msg
+        ),
+        ..e
+    }
 }

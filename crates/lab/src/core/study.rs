@@ -7,7 +7,7 @@
 use crate::core::error::Result;
 use crate::core::results::{Point, RunMeta};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Draws a run's points of a study to an SVG file (`log_y`: logarithmic
 /// value axis).
@@ -85,8 +85,8 @@ pub trait Study: Sync {
 /// options of the command line, taken by the front.
 #[derive(Debug, Clone)]
 pub struct Ctx {
-    /// The results database (`--db`).
-    pub db: PathBuf,
+    /// The results store (`--db`).
+    pub db: crate::core::store::Location,
     /// JSON on stdout instead of tables (`--json`).
     pub json: bool,
     /// No progress on stderr (`--quiet`).

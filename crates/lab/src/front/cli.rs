@@ -2,6 +2,7 @@
 //! that name the bad value and what is allowed.
 
 use crate::core::args::{parse_pct, parse_run, parse_thread_count, trimmed_enum, RunRef, Trimmed};
+use crate::core::store::Location;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -9,9 +10,19 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "locklab", version, about, long_about = None)]
 pub struct Cli {
-    /// Results database (SQLite; created if absent).
-    #[arg(long, global = true, value_name = "PATH", default_value = "locklab.db")]
-    pub db: PathBuf,
+    /// Results store: an SQLite file (created if absent), or a database on
+    /// a PostgreSQL server, postgres://user@host:port/database (the
+    /// password from PGPASSWORD or PGPASSFILE; docs/results.md).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH|URL",
+        default_value = "locklab.db",
+        env = "LOCKLAB_DB",
+        hide_env_values = true,
+        value_parser = StoreParser
+    )]
+    pub db: Location,
     /// Print JSON instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
@@ -93,9 +104,10 @@ pub enum Cmd {
         /// Run ids, `last` or `all`; none means all.
         #[arg(allow_negative_numbers = true, value_parser = parse_runs_arg)]
         runs: Vec<RunsArg>,
-        /// The store to copy them to (created if absent).
-        #[arg(long, value_name = "PATH")]
-        to: PathBuf,
+        /// The store to copy them to, a file or a server's URL as --db
+        /// takes (created if absent).
+        #[arg(long, value_name = "PATH|URL", value_parser = StoreParser)]
+        to: Location,
     },
     /// Copy runs of another store into this one (--db), each run at most
     /// once.
@@ -104,9 +116,9 @@ pub enum Cmd {
         /// Run ids (of the other store), `last` or `all`; none means all.
         #[arg(allow_negative_numbers = true, value_parser = parse_runs_arg)]
         runs: Vec<RunsArg>,
-        /// The store to copy them from.
-        #[arg(long, value_name = "PATH")]
-        from: PathBuf,
+        /// The store to copy them from, a file or a server's URL.
+        #[arg(long, value_name = "PATH|URL", value_parser = StoreParser)]
+        from: Location,
     },
     /// List the machines whose runs the store holds, with their facts.
     #[command(display_order = 15)]
@@ -318,4 +330,31 @@ fn groups_need_a_subcommand(cmd: clap::Command) -> clap::Command {
         cmd
     };
     cmd.mut_subcommands(groups_need_a_subcommand)
+}
+
+/// Parses a store's location (`--db`, `push --to`, `pull --from`): a
+/// server's URL or a file's path, which may be any bytes. A URL that does
+/// not parse is refused without quoting its password (clap's own message
+/// would quote the value as given).
+#[derive(Debug, Clone, Copy)]
+pub struct StoreParser;
+
+impl clap::builder::TypedValueParser for StoreParser {
+    type Value = Location;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Location, clap::Error> {
+        Location::parse(value).map_err(|msg| {
+            let flag = arg.and_then(|a| a.get_long()).unwrap_or("db");
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--{flag} {msg}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
 }

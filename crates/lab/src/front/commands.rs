@@ -125,12 +125,12 @@ fn print_stored(ctx: &Ctx, stored: Stored) -> Result<i32> {
         crate::core::out::print(&show::render_text(&meta, &all))?;
     }
     if complete {
-        noteln!("stored as run {id} in {}", ctx.db.display());
+        noteln!("stored as run {id} in {}", ctx.db);
         Ok(0)
     } else {
         noteln!(
             "interrupted: {points} finished points kept in run {id} ({}), marked incomplete",
-            ctx.db.display()
+            ctx.db
         );
         Ok(crate::core::run::EXIT_INTERRUPTED)
     }

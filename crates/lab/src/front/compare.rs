@@ -112,7 +112,7 @@ pub fn resolve_named(store: &Store, s: &str) -> Result<Named> {
         }),
         None => Err(LabError::input(format!(
             "'{s}': no baseline of that name in {}: {allowed}",
-            store.path().display()
+            store.location()
         ))),
     }
 }
@@ -692,7 +692,7 @@ pub fn baseline(cli: &Cli, action: &BaselineCmd) -> Result<i32> {
                 if !store.has_run(id)? {
                     return Err(LabError::input(format!(
                         "no run {id} in {}; `locklab runs` lists them",
-                        cli.db.display()
+                        cli.db
                     )));
                 }
                 id
@@ -757,7 +757,7 @@ pub fn baseline(cli: &Cli, action: &BaselineCmd) -> Result<i32> {
             let missing = || {
                 LabError::input(format!(
                     "no baseline named '{name}' in {}; `locklab baseline list` lists them",
-                    cli.db.display()
+                    cli.db
                 ))
             };
             {

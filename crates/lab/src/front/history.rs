@@ -399,7 +399,7 @@ pub fn command(
             runs.push(store.load(id)?);
         }
     }
-    let series = history(&runs, q, &cli.db.display().to_string())?;
+    let series = history(&runs, q, &cli.db.to_string())?;
     if let Some(out) = out {
         let page = page(q, &series);
         crate::core::files::write_whole("--out", out, "history", page.as_bytes())?;

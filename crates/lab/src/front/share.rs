@@ -4,13 +4,12 @@
 //! `locklab machines` lists the machines whose runs a store holds.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::json;
 
 use crate::core::error::{LabError, Result};
 use crate::core::results::Machine;
-use crate::core::store::{Copied, RunSummary, Store};
+use crate::core::store::{Copied, Location, RunSummary, Store};
 use crate::core::table::{self, Column};
 use crate::front::cli::{Cli, RunsArg};
 use crate::{noteln, outln};
@@ -27,20 +26,19 @@ pub enum Direction {
 /// `locklab push RUN… --to OTHER` and `locklab pull RUN… --from OTHER`:
 /// copies the runs named (ids, `last`, or `all`; none: all) of the source
 /// into the destination, which is created if absent.
-pub fn command(cli: &Cli, dir: Direction, runs: &[RunsArg], other: &Path) -> Result<i32> {
+pub fn command(cli: &Cli, dir: Direction, runs: &[RunsArg], other: &Location) -> Result<i32> {
     let (from, to) = match dir {
-        Direction::Push => (cli.db.as_path(), other),
-        Direction::Pull => (other, cli.db.as_path()),
+        Direction::Push => (&cli.db, other),
+        Direction::Pull => (other, &cli.db),
     };
-    if crate::core::files::same_file(from, to) {
+    if from.same_store(to) {
         let flag = if dir == Direction::Push {
             "--to"
         } else {
             "--from"
         };
         return Err(LabError::input(format!(
-            "{flag} {}: that is the store itself (--db); name another store",
-            other.display()
+            "{flag} {other}: that is the store itself (--db); name another store"
         )));
     }
     let source = Store::open_read_only(from)?;
@@ -80,8 +78,8 @@ pub fn command(cli: &Cli, dir: Direction, runs: &[RunsArg], other: &Path) -> Res
         outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "from": from.display().to_string(),
-                "to": to.display().to_string(),
+                "from": from.to_string(),
+                "to": to.to_string(),
                 "runs": list,
             }))
             .expect("serialises")
@@ -91,7 +89,7 @@ pub fn command(cli: &Cli, dir: Direction, runs: &[RunsArg], other: &Path) -> Res
     let mut out = String::new();
     let mut cells = vec![vec![
         "run".to_string(),
-        format!("in {}", to.display()),
+        format!("in {to}"),
         "points".to_string(),
         String::new(),
     ]];
@@ -126,14 +124,14 @@ pub fn command(cli: &Cli, dir: Direction, runs: &[RunsArg], other: &Path) -> Res
         },
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
-        from.display(),
-        to.display()
+        from,
+        to
     );
     Ok(0)
 }
 
 /// The ids of the runs named, oldest first, each once; none named is all.
-fn chosen(listed: &[RunSummary], runs: &[RunsArg], db: &Path) -> Result<Vec<i64>> {
+fn chosen(listed: &[RunSummary], runs: &[RunsArg], db: &Location) -> Result<Vec<i64>> {
     let all: Vec<i64> = listed.iter().rev().filter_map(|r| r.meta.id).collect();
     if runs.is_empty() || runs.contains(&RunsArg::All) {
         return Ok(all);
@@ -144,13 +142,13 @@ fn chosen(listed: &[RunSummary], runs: &[RunsArg], db: &Path) -> Result<Vec<i64>
             RunsArg::Id(id) => id,
             RunsArg::Last => *all
                 .last()
-                .ok_or_else(|| LabError::input(format!("{}: no runs stored yet", db.display())))?,
+                .ok_or_else(|| LabError::input(format!("{db}: no runs stored yet")))?,
             RunsArg::All => unreachable!("handled above"),
         };
         if !all.contains(&id) {
             return Err(LabError::input(format!(
                 "no run {id} in {}; `locklab runs` lists them",
-                db.display()
+                db
             )));
         }
         if !ids.contains(&id) {
@@ -352,7 +350,7 @@ mod tests {
             run(2, None, "box", "b", "r"),
             run(1, None, "box", "a", "r"),
         ];
-        let db = Path::new("x.db");
+        let db = &Location::from(std::path::Path::new("x.db"));
         assert_eq!(chosen(&runs, &[], db).unwrap(), [1, 2, 3]);
         assert_eq!(
             chosen(&runs, &[RunsArg::Id(2), RunsArg::All], db).unwrap(),

@@ -38,8 +38,14 @@ use crate::core::results::{Point, RunMeta};
 /// `..`, a symbolic link or a hard link, and one where something other
 /// than a regular file is (a FIFO, a device, a directory). Writing the
 /// `kind` of output there ("plot", "report") would destroy every stored
-/// run; `example` is a file name to suggest instead.
-pub fn check_out(out: &Path, db: &Path, kind: &str, example: &str) -> Result<()> {
+/// run; `example` is a file name to suggest instead. A store on a server
+/// has no file to protect.
+pub fn check_out(
+    out: &Path,
+    db: &crate::core::store::Location,
+    kind: &str,
+    example: &str,
+) -> Result<()> {
     crate::core::files::check_regular_or_absent(
         "--out",
         out,
@@ -51,6 +57,9 @@ pub fn check_out(out: &Path, db: &Path, kind: &str, example: &str) -> Result<()>
              give another file, e.g. {example}",
             out.display()
         )))
+    };
+    let Some(db) = db.file() else {
+        return Ok(());
     };
     let (Some(out_abs), Some(db_abs)) = (resolved(out), resolved(db)) else {
         return Ok(());

@@ -3,7 +3,7 @@
 //! (`runs.uuid`, schema 9), not by its id, which is each store's own.
 //!
 //! A copy is one transaction that takes the destination's write lock
-//! first (IMMEDIATE), looks the identity up and writes: the run whole with
+//! first (engine.rs), looks the identity up and writes: the run whole with
 //! every point and repetition, or nothing. Two processes pushing the same
 //! run at once therefore store it once (the second finds it), and a
 //! process that benchmarks into the destination meanwhile waits for the
@@ -14,8 +14,7 @@
 //! points than the destination holds, or the run's finish, replaces the
 //! destination's points with the source's, in the same one transaction.
 
-use rusqlite::{params, OptionalExtension};
-
+use super::engine::{Cols, DbError, Sql};
 use super::handle::Store;
 use super::runs::{insert_point, insert_run};
 use crate::core::error::{LabError, Result};
@@ -54,21 +53,23 @@ impl Store {
                 "run {shown} has no identity (its row is damaged): it cannot be copied"
             ))
         })?;
-        let path = self.path.clone();
-        let fail =
-            |e| super::errors::write_err(&path, &format!("cannot store a copy of run {shown}"), e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        let there: Option<(i64, bool, i64)> = tx
-            .query_row(
+        let at = self.at.clone();
+        let fail = |e: DbError| {
+            super::errors::write_err(&at, &format!("cannot store a copy of run {shown}"), e)
+        };
+        let tx = self.engine.write().map_err(fail)?;
+        let there = tx
+            .row(
                 "SELECT id, complete, (SELECT count(*) FROM points p WHERE p.run_id = runs.id)
                  FROM runs WHERE uuid = ?1",
-                [uuid],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                &[uuid.into()],
             )
-            .optional()
+            .map_err(fail)?
+            .map(|row| {
+                let c = Cols(&row);
+                Ok::<_, DbError>((c.int(0)?, c.bool(1)?, c.int(2)?))
+            })
+            .transpose()
             .map_err(fail)?;
         let copied = match there {
             None => {
@@ -86,14 +87,18 @@ impl Store {
                     return Ok(Copied::Already(id));
                 }
                 // The repetitions go with their points (ON DELETE CASCADE).
-                tx.execute("DELETE FROM points WHERE run_id = ?1", [id])
+                tx.exec("DELETE FROM points WHERE run_id = ?1", &[id.into()])
                     .map_err(fail)?;
                 for p in points {
                     insert_point(&tx, id, p).map_err(fail)?;
                 }
-                tx.execute(
+                tx.exec(
                     "UPDATE runs SET finished = ?2, complete = ?3 WHERE id = ?1",
-                    params![id, meta.finished, meta.complete],
+                    &[
+                        id.into(),
+                        meta.finished.as_deref().into(),
+                        meta.complete.into(),
+                    ],
                 )
                 .map_err(fail)?;
                 Copied::Updated(id)
@@ -123,8 +128,14 @@ mod tests {
     #[test]
     fn a_run_is_copied_whole_once_and_keeps_its_identity() {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = Store::open(&dir.path().join("a.db")).unwrap();
-        let mut b = Store::open(&dir.path().join("b.db")).unwrap();
+        for b in stores(&dir, "b", "a_run_is_copied_whole_once") {
+            let a = Store::open(dir.path().join("a.db")).unwrap();
+            a_run_is_copied_whole_once_into(a, b.open());
+            std::fs::remove_file(dir.path().join("a.db")).unwrap();
+        }
+    }
+
+    fn a_run_is_copied_whole_once_into(mut a: Store, mut b: Store) {
         // An unrelated run in b first, so that ids differ between stores.
         let other = b.begin_run(&meta()).unwrap();
         let run = a.begin_run(&meta()).unwrap();
@@ -158,8 +169,14 @@ mod tests {
     #[test]
     fn a_copy_of_an_unfinished_run_is_brought_up_to_date_once() {
         let dir = tempfile::tempdir().unwrap();
-        let mut a = Store::open(&dir.path().join("a.db")).unwrap();
-        let mut b = Store::open(&dir.path().join("b.db")).unwrap();
+        for b in stores(&dir, "b", "a_copy_of_an_unfinished_run") {
+            let a = Store::open(dir.path().join("a.db")).unwrap();
+            a_copy_of_an_unfinished_run_into(a, b.open());
+            std::fs::remove_file(dir.path().join("a.db")).unwrap();
+        }
+    }
+
+    fn a_copy_of_an_unfinished_run_into(mut a: Store, mut b: Store) {
         let run = a.begin_run(&meta()).unwrap();
         a.add_point(run, &point("tas", 1)).unwrap();
         let (meta, points) = a.load(run).unwrap();
@@ -182,9 +199,11 @@ mod tests {
     #[test]
     fn a_run_without_an_identity_is_refused_and_nothing_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        let mut b = Store::open(&dir.path().join("b.db")).unwrap();
-        let e = b.store_copy(&meta(), &[point("tas", 1)]).unwrap_err();
-        assert!(e.msg.contains("no identity"), "{}", e.msg);
-        assert!(b.runs().unwrap().is_empty());
+        for b in stores(&dir, "b", "a_run_without_an_identity_is_refused") {
+            let mut b = b.open();
+            let e = b.store_copy(&meta(), &[point("tas", 1)]).unwrap_err();
+            assert!(e.msg.contains("no identity"), "{}", e.msg);
+            assert!(b.runs().unwrap().is_empty());
+        }
     }
 }

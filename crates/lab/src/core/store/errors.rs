@@ -1,10 +1,13 @@
-//! The store's errors, each on one line naming the file: what failed,
-//! SQLite's own words, and a hint where one helps.
+//! The store's errors, each on one line naming the store: what failed,
+//! the engine's own words, and a hint where one helps.
 
+use std::fmt::Display;
 use std::path::Path;
 
+use postgres::error::SqlState;
 use rusqlite::ErrorCode;
 
+use super::engine::{ColumnError, DbError};
 use crate::core::error::LabError;
 
 /// An error reading a file that may not be a database at all.
@@ -20,7 +23,7 @@ pub(super) fn read_err(path: &Path, e: rusqlite::Error) -> LabError {
         )),
         _ => LabError::input(format!(
             "{shown}: cannot read the database: {text}{}",
-            hint(&e)
+            sqlite_hint(&e)
         )),
     }
 }
@@ -33,27 +36,62 @@ pub(super) fn sql_text(e: &rusqlite::Error) -> String {
         rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
         e => e.to_string(),
     };
+    one_line(&text)
+}
+
+fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-pub(super) fn no_run(path: &Path, run: i64) -> LabError {
-    LabError::input(format!(
-        "no run {run} in {}; `locklab runs` lists them",
-        path.display()
-    ))
+/// A PostgreSQL error on one line: the server's message, or what failed on
+/// the way to it (with its cause: "connection refused").
+pub(super) fn pg_text(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return one_line(db.message());
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    one_line(&text)
 }
 
-pub(super) fn write_err(path: &Path, what: &str, e: rusqlite::Error) -> LabError {
-    LabError::input(format!(
-        "{}: {what}: {}{}",
-        path.display(),
-        sql_text(&e),
-        hint(&e)
-    ))
+/// Either engine's error on one line.
+pub(super) fn db_text(e: &DbError) -> String {
+    match e {
+        DbError::Sqlite(e) => sql_text(e),
+        DbError::Postgres(e) => pg_text(e),
+        DbError::Column(ColumnError::Kind(i, kind)) => {
+            format!("column {i} of a row holds a value of type {kind}")
+        }
+        DbError::Column(ColumnError::Json(i, e)) => format!("column {i} of a row is not JSON: {e}"),
+    }
 }
 
-/// What the user can do about an SQLite error, if there is something.
-pub(super) fn hint(e: &rusqlite::Error) -> &'static str {
+pub(super) fn no_run(at: &dyn Display, run: i64) -> LabError {
+    LabError::input(format!("no run {run} in {at}; `locklab runs` lists them"))
+}
+
+pub(super) fn write_err(at: &dyn Display, what: &str, e: impl Into<DbError>) -> LabError {
+    let e = e.into();
+    LabError::input(format!("{at}: {what}: {}{}", db_text(&e), hint(&e)))
+}
+
+/// What the user can do about an error, if there is something.
+pub(super) fn hint(e: &DbError) -> &'static str {
+    match e {
+        DbError::Sqlite(e) => sqlite_hint(e),
+        DbError::Postgres(e) => pg_hint(e),
+        DbError::Column(_) => "",
+    }
+}
+
+pub(super) fn sqlite_hint(e: &rusqlite::Error) -> &'static str {
     match e.sqlite_error_code() {
         // WAL (an older build's) needs its -wal and -shm files beside the
         // database even to read.
@@ -63,6 +101,47 @@ pub(super) fn hint(e: &rusqlite::Error) -> &'static str {
             " (another locklab holds it; try again when it ends)"
         }
         Some(ErrorCode::DiskFull) => " (the disk is full)",
+        _ => "",
+    }
+}
+
+pub(super) fn pg_hint(e: &postgres::Error) -> &'static str {
+    if e.is_closed() {
+        return " (the connection to the server was lost)";
+    }
+    let refused = std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind);
+    if let Some(kind) = refused {
+        return match kind {
+            std::io::ErrorKind::ConnectionRefused => {
+                " (is a PostgreSQL server running and listening at that host and port?)"
+            }
+            std::io::ErrorKind::TimedOut => " (the server did not answer in time)",
+            std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::BrokenPipe
+            | std::io::ErrorKind::UnexpectedEof => " (the connection to the server was lost)",
+            _ => "",
+        };
+    }
+    match e.code() {
+        Some(c) if *c == SqlState::INVALID_PASSWORD => {
+            " (check the user and its password: in the URL, PGPASSWORD or PGPASSFILE)"
+        }
+        Some(c) if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+            " (the server refuses that user from here: check the user, its password, and the \
+             server's pg_hba.conf)"
+        }
+        Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
+            " (create the database first: docs/cli.md, \"A store a team shares\")"
+        }
+        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => {
+            " (that user may not do this in that database)"
+        }
+        Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN => {
+            " (the server ended the connection)"
+        }
         _ => "",
     }
 }

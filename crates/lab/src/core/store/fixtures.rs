@@ -99,18 +99,25 @@ pub(super) fn metrics(key: &str, x: f64) -> serde_json::Map<String, serde_json::
     v.as_object().unwrap().clone()
 }
 
+/// A store of the SQLite file at `path`, through `conn`, as open.rs makes
+/// one (for the tests that plant what an older build wrote).
+pub(super) fn file_store(conn: Connection, path: PathBuf) -> super::handle::Store {
+    super::handle::Store {
+        engine: super::engine::Engine::Sqlite(conn),
+        at: super::location::Location::File(path),
+    }
+}
+
 /// A store at `db(dir)` brought to schema `version` (< this build's) by
 /// the first `version` steps, to plant what an older build wrote.
 pub(super) fn store_at(dir: &tempfile::TempDir, version: usize) -> super::handle::Store {
-    let mut store = super::handle::Store {
-        conn: Connection::open(db(dir)).unwrap(),
-        path: db(dir),
-    };
+    let mut store = file_store(Connection::open(db(dir)).unwrap(), db(dir));
     let steps: Vec<Migration> = MIGRATIONS[..version]
         .iter()
         .map(|m| Migration {
             what: m.what,
             apply: m.apply,
+            postgres: m.postgres,
         })
         .collect();
     store.check_and_migrate(&steps).unwrap();
@@ -122,3 +129,33 @@ pub(super) const OLD_RUN: &str = "INSERT INTO runs (kind, command, params, start
     complete, machine_cpu, machine_cores, machine_tsc_hz, machine_kernel, machine_rustc,
     machine_git_rev, machine_hostname, machine_c2c_ns)
     VALUES ('k', 'locklab k', '{}', 't0', 't1', 1, 'cpu', 2, NULL, 'k', 'r', 'g', 'h', NULL);";
+
+/// A store a test of both engines runs on, and the server's database it
+/// is in (dropped with it).
+pub(super) struct TestStore {
+    pub(super) at: super::location::Location,
+    _db: Option<super::testing::TestDatabase>,
+}
+
+impl TestStore {
+    pub(super) fn open(&self) -> super::handle::Store {
+        super::handle::Store::open(&self.at).unwrap()
+    }
+}
+
+/// The stores a test of both engines runs on: the file `name`.db in `dir`,
+/// then a new database on the test server where one is named (see
+/// [`super::testing`]); `test` names the test in the note of a skip.
+pub(super) fn stores(dir: &tempfile::TempDir, name: &str, test: &str) -> Vec<TestStore> {
+    let mut v = vec![TestStore {
+        at: dir.path().join(format!("{name}.db")).into(),
+        _db: None,
+    }];
+    if let Some(db) = super::testing::TestDatabase::create(test) {
+        v.push(TestStore {
+            at: db.location(),
+            _db: Some(db),
+        });
+    }
+    v
+}

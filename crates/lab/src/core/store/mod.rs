@@ -1,5 +1,6 @@
-//! The results store: one SQLite file (`locklab.db` by default) that keeps
-//! every run, point and repetition.
+//! The results store: one SQLite file (`locklab.db` by default), or a
+//! database on a PostgreSQL server that a team shares (`--db
+//! postgres://…`), that keeps every run, point and repetition.
 //!
 //! A run is written as it goes: `begin_run` stores it incomplete, each
 //! `add_point` commits one point with all its repetitions in one transaction,
@@ -24,24 +25,38 @@
 //! the runs of many machines can be gathered in one store (`copy.rs`:
 //! each run at most once).
 //!
-//! By concern: `schema.rs` (the schema, its versions and the steps between
-//! them), `open.rs` (opening, the checks that keep a file that is not ours
-//! unchanged, creation under a temporary name, errors), `runs.rs` (runs,
-//! points and repetitions), `copy.rs` (runs from another store) and
-//! `baselines.rs`.
+//! Both engines keep the same tables and columns, made by one list of
+//! migrations; the statements that read and write them are written once
+//! (`engine.rs`). What the file says here of its header, its checks and
+//! its transactions, `server.rs` says of a server's database.
+//!
+//! By concern: `location.rs` (what `--db` names: a file or a server's
+//! URL, shown without its password), `engine.rs` (the two engines behind
+//! one set of statements), `schema.rs` (the schema, its versions and the
+//! steps between them), `open.rs` (opening a file, the checks that keep a
+//! file that is not ours unchanged, creation under a temporary name),
+//! `server.rs` (connecting to a server, its header and migrations),
+//! `runs.rs` (runs, points and repetitions), `copy.rs` (runs from another
+//! store), `baselines.rs`, and `errors.rs`.
 
 mod baselines;
 mod copy;
+mod engine;
 mod errors;
 #[cfg(test)]
 mod fixtures;
 mod handle;
+mod location;
 mod open;
 mod runs;
 mod schema;
+mod server;
+#[doc(hidden)]
+pub mod testing;
 
 pub use baselines::Baseline;
 pub use copy::Copied;
 pub use handle::Store;
+pub use location::{redact_urls, Location, Server};
 pub use runs::RunSummary;
 pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, REP_COLUMNS, SCHEMA_VERSION};

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::errors::{hint, read_err, sql_text};
+use super::engine::Engine;
+use super::errors::{read_err, sql_text, sqlite_hint as hint, write_err};
 use super::handle::Store;
+use super::location::Location;
 use super::schema::{
-    read_header_snapshot, refuse_foreign, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION,
+    read_header_snapshot, refuse_foreign, Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION,
 };
 use crate::core::error::{LabError, Result};
 
@@ -19,10 +21,18 @@ use crate::core::error::{LabError, Result};
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Store {
-    /// Opens the database at `path`, creating it if absent and migrating an
-    /// older schema. Refuses, without changing the file, anything that is not
-    /// a locklab database this build can read.
-    pub fn open(path: &Path) -> Result<Store> {
+    /// Opens the store at `at` (a file's path, or a [`Location`]),
+    /// creating it if absent and migrating an older schema. Refuses,
+    /// without changing anything, what is not a locklab store this build
+    /// can read.
+    pub fn open(at: impl Into<Location>) -> Result<Store> {
+        match at.into() {
+            Location::File(path) => Self::open_file(&path),
+            Location::Server(server) => super::server::open(&server),
+        }
+    }
+
+    fn open_file(path: &Path) -> Result<Store> {
         check_location(path)?;
         let shown = path.display();
         // Whose file it is is decided read-only, so that a file that is not
@@ -46,14 +56,12 @@ impl Store {
                 hint(&e)
             ))
         })?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| write_err(&shown, "cannot set up the database", e))?;
         let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
+            engine: Engine::Sqlite(conn),
+            at: Location::File(path.to_path_buf()),
         };
-        store
-            .conn
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| store.err("cannot set up the database", e))?;
         store.check_and_migrate(MIGRATIONS)?;
         // The rollback journal, not WAL: a reader then needs nothing but
         // the file (WAL needs -wal and -shm files beside it, which a user
@@ -63,11 +71,10 @@ impl Store {
         // database an older build left in WAL goes back when no one else
         // has it open; until then WAL is also correct, so a failure here is
         // not an error.
-        let _ = store.conn.pragma_update(None, "journal_mode", "DELETE");
-        store
-            .conn
-            .pragma_update(None, "foreign_keys", true)
-            .map_err(|e| store.err("cannot set up the database", e))?;
+        let conn = store.conn_mut();
+        let _ = conn.pragma_update(None, "journal_mode", "DELETE");
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(|e| write_err(&shown, "cannot set up the database", e))?;
         Ok(store)
     }
 
@@ -78,8 +85,24 @@ impl Store {
     /// schema is read as it is: through a copy in memory migrated there,
     /// the file left byte for byte (the next command that stores into it
     /// migrates it).
-    pub fn open_read_only(path: &Path) -> Result<Store> {
-        Self::open_existing(path)?.ok_or_else(|| {
+    ///
+    /// On a server: a database with no store in it yet is an input error
+    /// saying so, and nothing is written.
+    pub fn open_read_only(at: impl Into<Location>) -> Result<Store> {
+        let path = match at.into() {
+            Location::File(path) => path,
+            Location::Server(server) => {
+                return super::server::open_existing(&server)?.ok_or_else(|| {
+                    LabError::input(format!(
+                        "{}: no runs stored yet (the database holds no locklab store); nothing \
+                         was changed",
+                        server.shown()
+                    ))
+                })
+            }
+        };
+        let path = path.as_path();
+        Self::open_existing_file(path)?.ok_or_else(|| {
             let shown = path.display();
             if path.exists() {
                 LabError::input(format!(
@@ -95,8 +118,15 @@ impl Store {
     }
 
     /// As [`Store::open_read_only`], with `None` where no database is yet
-    /// (no file, or an empty one).
-    pub fn open_existing(path: &Path) -> Result<Option<Store>> {
+    /// (no file, or an empty one; a database with no store in it).
+    pub fn open_existing(at: impl Into<Location>) -> Result<Option<Store>> {
+        match at.into() {
+            Location::File(path) => Self::open_existing_file(&path),
+            Location::Server(server) => super::server::open_existing(&server),
+        }
+    }
+
+    fn open_existing_file(path: &Path) -> Result<Option<Store>> {
         check_location(path)?;
         match inspect(path, SCHEMA_VERSION)? {
             Found::Nothing => Ok(None),
@@ -143,16 +173,34 @@ impl Store {
         refuse_foreign(path, &header, SCHEMA_VERSION)?;
         if header.user_version == SCHEMA_VERSION {
             return Ok(Store {
-                conn,
-                path: path.to_path_buf(),
+                engine: Engine::Sqlite(conn),
+                at: Location::File(path.to_path_buf()),
             });
         }
         let mut store = Store {
-            conn: in_memory_copy(path, &conn)?,
-            path: path.to_path_buf(),
+            engine: Engine::Sqlite(in_memory_copy(path, &conn)?),
+            at: Location::File(path.to_path_buf()),
         };
         store.check_and_migrate(MIGRATIONS)?;
         Ok(store)
+    }
+}
+
+impl Store {
+    /// Decides whether the store is locklab's and brings its schema to the
+    /// newest of `steps`. Reads only, until it has decided to write.
+    pub(super) fn check_and_migrate(&mut self, steps: &[Migration]) -> Result<()> {
+        match (&mut self.engine, &self.at) {
+            (Engine::Sqlite(conn), Location::File(path)) => {
+                super::schema::migrate_file(conn, path, steps)
+            }
+            (Engine::Postgres(client), Location::Server(server)) => {
+                super::server::migrate(client.get_mut(), server, steps)
+            }
+            (_, at) => Err(LabError::failed(format!(
+                "{at}: the store's connection is not of its kind (a bug in locklab)"
+            ))),
+        }
     }
 }
 
@@ -341,11 +389,14 @@ fn create_whole(path: &Path) -> Result<()> {
         // Messages name the database as the user knows it, not the
         // temporary file.
         let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
+            engine: Engine::Sqlite(conn),
+            at: Location::File(path.to_path_buf()),
         };
         store.check_and_migrate(MIGRATIONS)?;
-        store.conn.close().map_err(|(_, e)| cannot(&sql_text(&e)))?;
+        store
+            .into_sqlite()
+            .close()
+            .map_err(|(_, e)| cannot(&sql_text(&e)))?;
         std::fs::File::open(&tmp)
             .and_then(|f| f.sync_all())
             .map_err(|e| cannot(&e))
@@ -408,7 +459,7 @@ mod tests {
     fn empty_file_becomes_a_database() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(db(&dir), b"").unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
+        let mut store = Store::open(db(&dir)).unwrap();
         store.begin_run(&meta()).unwrap();
     }
 
@@ -455,7 +506,7 @@ mod tests {
     fn newer_schema_is_refused_and_unchanged() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let mut store = Store::open(&db(&dir)).unwrap();
+            let mut store = Store::open(db(&dir)).unwrap();
             let run = store.begin_run(&meta()).unwrap();
             store.add_point(run, &point("tas", 1)).unwrap();
         }
@@ -504,9 +555,9 @@ mod tests {
         // A parent that is a regular file stops root too.
         let file = dir.path().join("plain-file");
         std::fs::write(&file, b"x").unwrap();
-        expect_input_err(Store::open(&file.join("locklab.db")), "is not a directory");
+        expect_input_err(Store::open(file.join("locklab.db")), "is not a directory");
         expect_input_err(
-            Store::open(&dir.path().join("missing").join("locklab.db")),
+            Store::open(dir.path().join("missing").join("locklab.db")),
             "does not exist",
         );
         expect_input_err(
@@ -531,7 +582,7 @@ mod tests {
                 let store = store_at(&dir, version as usize);
                 // Only the columns schema 1 has.
                 store
-                    .conn
+                    .conn()
                     .execute_batch(
                         "INSERT INTO runs (kind, command, params, started, finished, complete,
                             machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,

@@ -1,12 +1,10 @@
 //! Runs, points and repetitions: writing a run as it goes, and reading
-//! runs back.
+//! runs back. The statements are the same on both engines (engine.rs).
 
 use std::collections::HashMap;
 
-use rusqlite::types::Type;
-use rusqlite::{params, OptionalExtension, Row};
-
-use super::errors::{no_run, sql_text, write_err};
+use super::engine::{Cols, ColumnError, DbError, Sql, Value};
+use super::errors::{no_run, write_err};
 use super::handle::Store;
 use crate::core::error::{LabError, Result};
 use crate::core::machine;
@@ -33,44 +31,48 @@ impl Store {
             .uuid
             .clone()
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        insert_run(&self.conn, meta, &uuid, None, false).map_err(|e| {
-            if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) {
-                LabError::input(format!(
-                    "{}: a run with identity {uuid} is stored already (a run is stored once; \
-                     `locklab push` copies runs between stores)",
-                    self.path.display()
-                ))
-            } else {
-                self.err("cannot store the run", e)
-            }
-        })
+        let at = self.at.clone();
+        let fail = |e: DbError| write_err(&at, "cannot store the run", e);
+        let tx = self.engine.write().map_err(fail)?;
+        // The identity is looked up under the write lock, so that a run is
+        // refused here rather than by the unique index's error, which each
+        // engine words its own way.
+        if tx
+            .row(
+                "SELECT id FROM runs WHERE uuid = ?1",
+                &[uuid.as_str().into()],
+            )
+            .map_err(fail)?
+            .is_some()
+        {
+            return Err(LabError::input(format!(
+                "{at}: a run with identity {uuid} is stored already (a run is stored once; \
+                 `locklab push` copies runs between stores)"
+            )));
+        }
+        let id = insert_run(&tx, meta, &uuid, None, false).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        Ok(id)
     }
 
     /// Stores one point and every repetition of it in one transaction: after
     /// an interruption the point is there whole or not at all. The run must
     /// exist and not be finished.
     pub fn add_point(&mut self, run: i64, p: &Point) -> Result<()> {
-        let path = self.path.clone();
-        let fail = |e| write_err(&path, &format!("cannot store a point of run {run}"), e);
-        // IMMEDIATE: a transaction that reads first and then writes cannot
-        // wait for another writer (SQLite answers "busy" at once, to avoid a
-        // deadlock); one that takes the write lock first waits its turn.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        let complete: Option<bool> = tx
-            .query_row("SELECT complete FROM runs WHERE id = ?1", [run], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(fail)?;
+        let at = self.at.clone();
+        let fail = |e: DbError| write_err(&at, &format!("cannot store a point of run {run}"), e);
+        let tx = self.engine.write().map_err(fail)?;
+        let complete = tx
+            .row("SELECT complete FROM runs WHERE id = ?1", &[run.into()])
+            .map_err(fail)?
+            .map(|row| Cols(&row).bool(0))
+            .transpose()
+            .map_err(|e| fail(e.into()))?;
         match complete {
-            None => return Err(no_run(&path, run)),
+            None => return Err(no_run(&at, run)),
             Some(true) => {
                 return Err(LabError::input(format!(
-                    "run {run} in {} is finished; its points cannot change",
-                    path.display()
+                    "run {run} in {at} is finished; its points cannot change"
                 )))
             }
             Some(false) => {}
@@ -90,10 +92,10 @@ impl Store {
     /// finished run changes nothing.
     pub fn finish_run(&mut self, run: i64) -> Result<()> {
         let changed = self
-            .conn
-            .execute(
+            .engine
+            .exec(
                 "UPDATE runs SET finished = ?2, complete = 1 WHERE id = ?1 AND complete = 0",
-                params![run, machine::now_rfc3339()],
+                &[run.into(), machine::now_rfc3339().into()],
             )
             .map_err(|e| self.err(&format!("cannot finish run {run}"), e))?;
         if changed == 0 && !self.exists(run)? {
@@ -103,29 +105,32 @@ impl Store {
     }
 
     fn exists(&self, run: i64) -> Result<bool> {
-        self.conn
-            .query_row("SELECT 1 FROM runs WHERE id = ?1", [run], |_| Ok(()))
-            .optional()
+        self.engine
+            .row("SELECT 1 FROM runs WHERE id = ?1", &[run.into()])
             .map(|o| o.is_some())
             .map_err(|e| self.err("cannot read runs", e))
     }
 
     /// Every stored run with its number of points, newest first.
     pub fn runs(&self) -> Result<Vec<RunSummary>> {
-        let fail = |e| self.err("cannot read runs", e);
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {RUN_COLUMNS}, (SELECT count(*) FROM points p WHERE p.run_id = runs.id)
-                 FROM runs ORDER BY id DESC"
-            ))
-            .map_err(fail)?;
+        let rows = self
+            .engine
+            .rows(
+                &format!(
+                    "SELECT {RUN_COLUMNS},
+                        (SELECT count(*) FROM points p WHERE p.run_id = runs.id)
+                     FROM runs ORDER BY id DESC"
+                ),
+                &[],
+            )
+            .map_err(|e| self.err("cannot read runs", e))?;
         // A row that cannot be read whole is listed with what can be read,
         // and says why, rather than hiding every other run.
-        let rows = stmt
-            .query_map([], |row| {
-                let points = row.get::<_, Option<i64>>(18)?.unwrap_or(0) as usize;
-                Ok(match run_from_row(row) {
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let points = Cols(row).opt_int(18).ok().flatten().unwrap_or(0) as usize;
+                match run_from_row(row) {
                     Ok(meta) => RunSummary {
                         meta,
                         points,
@@ -136,61 +141,70 @@ impl Store {
                         points,
                         problem: Some(column_problem(&e)),
                     },
-                })
+                }
             })
-            .map_err(fail)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fail)
+            .collect())
     }
 
     /// A run and its points (in the order stored, repetitions by number).
     pub fn load(&self, run: i64) -> Result<(RunMeta, Vec<Point>)> {
-        let fail = |e| self.err(&format!("cannot read run {run}"), e);
-        let meta = self
-            .conn
-            .query_row(
+        let fail = |e: DbError| self.err(&format!("cannot read run {run}"), e);
+        let row = self
+            .engine
+            .row(
                 &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
-                [run],
-                run_from_row,
+                &[run.into()],
             )
-            .optional()
             .map_err(fail)?
             .ok_or_else(|| self.no_run(run))?;
+        let meta = run_from_row(&row).map_err(|e| fail(e.into()))?;
 
         let mut points = Vec::new();
         let mut index: HashMap<i64, usize> = HashMap::new();
-        let mut stmt = self
-            .conn
-            .prepare(
+        let rows = self
+            .engine
+            .rows(
                 "SELECT id, bench, lock, threads, params FROM points WHERE run_id = ?1 ORDER BY id",
+                &[run.into()],
             )
             .map_err(fail)?;
-        let mut rows = stmt.query([run]).map_err(fail)?;
-        while let Some(row) = rows.next().map_err(fail)? {
-            let id: i64 = row.get(0).map_err(fail)?;
+        for row in &rows {
+            let point = || -> std::result::Result<(i64, Point), ColumnError> {
+                let c = Cols(row);
+                Ok((
+                    c.int(0)?,
+                    Point {
+                        bench: c.text(1)?,
+                        lock: c.text(2)?,
+                        threads: u32::try_from(c.int(3)?)
+                            .map_err(|_| ColumnError::Kind(3, "Integer out of range"))?,
+                        params: c.json(4)?,
+                        reps: Vec::new(),
+                    },
+                ))
+            };
+            let (id, p) = point().map_err(|e| fail(e.into()))?;
             index.insert(id, points.len());
-            points.push(Point {
-                bench: row.get(1).map_err(fail)?,
-                lock: row.get(2).map_err(fail)?,
-                threads: row.get(3).map_err(fail)?,
-                params: json_column(row, 4).map_err(fail)?,
-                reps: Vec::new(),
-            });
+            points.push(p);
         }
 
-        let mut stmt = self
-            .conn
-            .prepare(
+        // Read after the points: a point is committed with its repetitions,
+        // so every point read above has them all here. (One added since
+        // has repetitions for no point read, and they are passed over.)
+        let rows = self
+            .engine
+            .rows(
                 "SELECT point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s, ns_per_op,
                         thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, metrics,
                         censored, censored_ns
                  FROM reps WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)
                  ORDER BY point_id, rep",
+                &[run.into()],
             )
             .map_err(fail)?;
-        let mut rows = stmt.query([run]).map_err(fail)?;
-        while let Some(row) = rows.next().map_err(fail)? {
-            let point_id: i64 = row.get(0).map_err(fail)?;
-            let rep = rep_from_row(row).map_err(fail)?;
+        for row in &rows {
+            let point_id = Cols(row).int(0).map_err(|e| fail(e.into()))?;
+            let rep = rep_from_row(row).map_err(|e| fail(e.into()))?;
             if let Some(&i) = index.get(&point_id) {
                 points[i].reps.push(rep);
             }
@@ -207,83 +221,88 @@ impl Store {
 /// Inserts a run row with identity `uuid`; `finished` and `complete` as
 /// given (a new run: none and false; a copy: the source's).
 pub(super) fn insert_run(
-    conn: &rusqlite::Connection,
+    tx: &dyn Sql,
     meta: &RunMeta,
     uuid: &str,
     finished: Option<&str>,
     complete: bool,
-) -> rusqlite::Result<i64> {
+) -> std::result::Result<i64, DbError> {
     let m = &meta.machine;
-    conn.execute(
+    tx.insert_id(
         "INSERT INTO runs (kind, command, params, started, finished, complete,
             machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
             machine_rustc, machine_git_rev, machine_hostname, machine_c2c_ns,
             uuid, machine_id, machine_rtm)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-        params![
-            meta.kind,
-            meta.command,
-            meta.params.to_string(),
-            meta.started,
-            finished,
-            complete,
-            m.cpu_model,
-            m.cores as i64,
-            m.tsc_hz.map(|hz| hz as i64),
-            m.kernel,
-            m.rustc,
-            m.git_rev,
-            m.hostname,
-            m.c2c_round_trip_ns,
-            uuid,
-            m.id,
-            m.rtm,
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+         RETURNING id",
+        &[
+            (&meta.kind).into(),
+            (&meta.command).into(),
+            meta.params.to_string().into(),
+            (&meta.started).into(),
+            finished.into(),
+            complete.into(),
+            (&m.cpu_model).into(),
+            (m.cores as i64).into(),
+            m.tsc_hz.map(|hz| hz as i64).into(),
+            (&m.kernel).into(),
+            (&m.rustc).into(),
+            (&m.git_rev).into(),
+            (&m.hostname).into(),
+            m.c2c_round_trip_ns.into(),
+            uuid.into(),
+            m.id.as_deref().into(),
+            m.rtm.into(),
         ],
-    )?;
-    Ok(conn.last_insert_rowid())
+    )
 }
 
 /// Inserts point `p` of run `run` with every repetition (the caller's
 /// transaction makes it whole or nothing).
-pub(super) fn insert_point(tx: &rusqlite::Connection, run: i64, p: &Point) -> rusqlite::Result<()> {
-    tx.execute(
-        "INSERT INTO points (run_id, bench, lock, threads, params) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![run, p.bench, p.lock, p.threads, p.params.to_string()],
+pub(super) fn insert_point(tx: &dyn Sql, run: i64, p: &Point) -> std::result::Result<(), DbError> {
+    let point_id = tx.insert_id(
+        "INSERT INTO points (run_id, bench, lock, threads, params) VALUES (?1, ?2, ?3, ?4, ?5)
+         RETURNING id",
+        &[
+            run.into(),
+            (&p.bench).into(),
+            (&p.lock).into(),
+            p.threads.into(),
+            p.params.to_string().into(),
+        ],
     )?;
-    let point_id = tx.last_insert_rowid();
-    {
-        let mut insert = tx.prepare_cached(
+    for r in &p.reps {
+        let thread_ops = serde_json::Value::from(r.thread_ops.clone()).to_string();
+        // NULL for none; NaN and infinite numbers are already null,
+        // which reads back as NaN.
+        let metrics = (!r.metrics.is_empty())
+            .then(|| serde_json::Value::Object(r.metrics.clone()).to_string());
+        tx.exec(
             "INSERT INTO reps (point_id, rep, wall_s, cpu_s, total_ops, throughput_ops_s,
                     ns_per_op, thread_ops, jain, p50_ns, p99_ns, p999_ns, max_ns, metrics,
                     censored, censored_ns)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
                     ?16)",
+            &[
+                point_id.into(),
+                r.rep.into(),
+                r.wall_s.into(),
+                r.cpu_s.into(),
+                // u64 counts bit for bit in a signed 64-bit integer.
+                (r.total_ops as i64).into(),
+                r.throughput_ops_s.into(),
+                r.ns_per_op.into(),
+                thread_ops.into(),
+                r.jain.into(),
+                (r.p50_ns as i64).into(),
+                (r.p99_ns as i64).into(),
+                (r.p999_ns as i64).into(),
+                (r.max_ns as i64).into(),
+                metrics.into(),
+                (r.censored as i64).into(),
+                (r.censored_ns as i64).into(),
+            ],
         )?;
-        for r in &p.reps {
-            let thread_ops = serde_json::Value::from(r.thread_ops.clone()).to_string();
-            // NULL for none; NaN and infinite numbers are already null,
-            // which reads back as NaN.
-            let metrics = (!r.metrics.is_empty())
-                .then(|| serde_json::Value::Object(r.metrics.clone()).to_string());
-            insert.execute(params![
-                point_id,
-                r.rep,
-                r.wall_s,
-                r.cpu_s,
-                r.total_ops as i64,
-                r.throughput_ops_s,
-                r.ns_per_op,
-                thread_ops,
-                r.jain,
-                r.p50_ns as i64,
-                r.p99_ns as i64,
-                r.p999_ns as i64,
-                r.max_ns as i64,
-                metrics,
-                r.censored as i64,
-                r.censored_ns as i64,
-            ])?;
-        }
     }
     Ok(())
 }
@@ -293,82 +312,73 @@ const RUN_COLUMNS: &str = "id, kind, command, params, started, finished, complet
     machine_cpu, machine_cores, machine_tsc_hz, machine_kernel, machine_rustc,
     machine_git_rev, machine_hostname, machine_c2c_ns, uuid, machine_id, machine_rtm";
 
-fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunMeta> {
+fn run_from_row(row: &[Value]) -> std::result::Result<RunMeta, ColumnError> {
+    let c = Cols(row);
     Ok(RunMeta {
-        id: Some(row.get(0)?),
-        uuid: row.get(15)?,
-        kind: row.get(1)?,
-        command: row.get(2)?,
-        params: json_column(row, 3)?,
-        started: row.get(4)?,
-        finished: row.get(5)?,
-        complete: row.get(6)?,
+        id: Some(c.int(0)?),
+        uuid: c.opt_text(15)?,
+        kind: c.text(1)?,
+        command: c.text(2)?,
+        params: c.json(3)?,
+        started: c.text(4)?,
+        finished: c.opt_text(5)?,
+        complete: c.bool(6)?,
         machine: Machine {
-            cpu_model: row.get(7)?,
-            cores: row.get::<_, i64>(8)? as usize,
-            tsc_hz: row.get::<_, Option<i64>>(9)?.map(|hz| hz as u64),
-            kernel: row.get(10)?,
-            rustc: row.get(11)?,
-            git_rev: row.get(12)?,
-            hostname: row.get(13)?,
-            c2c_round_trip_ns: row.get(14)?,
-            id: row.get(16)?,
-            rtm: row.get(17)?,
+            cpu_model: c.text(7)?,
+            cores: c.int(8)? as usize,
+            tsc_hz: c.opt_int(9)?.map(|hz| hz as u64),
+            kernel: c.text(10)?,
+            rustc: c.text(11)?,
+            git_rev: c.text(12)?,
+            hostname: c.text(13)?,
+            c2c_round_trip_ns: c.opt_real(14)?,
+            id: c.opt_text(16)?,
+            rtm: c.opt_bool(17)?,
         },
     })
 }
 
 /// What can be read of a run row that [`run_from_row`] cannot read.
-fn damaged_run(row: &Row<'_>) -> RunMeta {
-    let text = |i: usize| row.get::<_, String>(i).unwrap_or_else(|_| "?".to_string());
+fn damaged_run(row: &[Value]) -> RunMeta {
+    let c = Cols(row);
+    let text = |i: usize| c.text(i).unwrap_or_else(|_| "?".to_string());
     RunMeta {
-        id: row.get(0).ok(),
-        uuid: row.get(15).ok().flatten(),
+        id: c.int(0).ok(),
+        uuid: c.opt_text(15).ok().flatten(),
         kind: text(1),
         command: text(2),
         params: serde_json::Value::Null,
         started: text(4),
-        finished: row.get(5).ok().flatten(),
-        complete: row.get(6).unwrap_or(false),
+        finished: c.opt_text(5).ok().flatten(),
+        complete: c.bool(6).unwrap_or(false),
         machine: Machine::default(),
     }
 }
 
 /// Which column of a run row is damaged, and how.
-fn column_problem(e: &rusqlite::Error) -> String {
-    let column = |i: usize| {
-        RUN_COLUMNS
-            .split(',')
-            .nth(i)
-            .map_or_else(|| format!("column {i}"), |c| format!("runs.{}", c.trim()))
-    };
+fn column_problem(e: &ColumnError) -> String {
+    let i = e.index();
+    let column = RUN_COLUMNS
+        .split(',')
+        .nth(i)
+        .map_or_else(|| format!("column {i}"), |c| format!("runs.{}", c.trim()));
     match e {
-        rusqlite::Error::FromSqlConversionFailure(i, _, err) if *i == 3 => {
-            format!("{} is not JSON ({err})", column(*i))
-        }
-        rusqlite::Error::FromSqlConversionFailure(i, _, err) => {
-            format!("{} cannot be read ({err})", column(*i))
-        }
-        rusqlite::Error::InvalidColumnType(i, _, t) => {
-            format!("{} holds a value of type {t}", column(*i))
-        }
-        e => sql_text(e),
+        ColumnError::Json(_, err) => format!("{column} is not JSON ({err})"),
+        ColumnError::Kind(_, kind) => format!("{column} holds a value of type {kind}"),
     }
 }
 
 /// Reads a repetition from a row whose column 0 is the point id.
-fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
-    let real = |i: usize| -> rusqlite::Result<f64> {
-        Ok(row.get::<_, Option<f64>>(i)?.unwrap_or(f64::NAN))
-    };
-    let bits = |i: usize| -> rusqlite::Result<u64> { Ok(row.get::<_, i64>(i)? as u64) };
-    let thread_ops: Vec<u64> = serde_json::from_value(json_column(row, 7)?)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(7, Type::Text, Box::new(e)))?;
-    let metrics = row
-        .get::<_, Option<String>>(13)?
+fn rep_from_row(row: &[Value]) -> std::result::Result<Rep, ColumnError> {
+    let c = Cols(row);
+    let bits = |i: usize| -> std::result::Result<u64, ColumnError> { Ok(c.int(i)? as u64) };
+    let thread_ops: Vec<u64> =
+        serde_json::from_value(c.json(7)?).map_err(|e| ColumnError::Json(7, e))?;
+    let metrics = c
+        .opt_text(13)?
         .map(|text| serde_json::from_str(&text))
         .transpose()
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(13, Type::Text, Box::new(e)))?
+        .map_err(|e| ColumnError::Json(13, e))?
         .unwrap_or_default();
     let total_ops = bits(4)?;
     // No acquisition at all has no fairness (0/0). Builds before that
@@ -378,35 +388,30 @@ fn rep_from_row(row: &Row<'_>) -> rusqlite::Result<Rep> {
     let jain = if total_ops == 0 && thread_ops.iter().all(|&n| n == 0) {
         f64::NAN
     } else {
-        real(8)?
+        c.real(8)?
     };
     Ok(Rep {
-        rep: row.get(1)?,
-        wall_s: real(2)?,
-        cpu_s: real(3)?,
+        rep: u32::try_from(c.int(1)?).map_err(|_| ColumnError::Kind(1, "Integer out of range"))?,
+        wall_s: c.real(2)?,
+        cpu_s: c.real(3)?,
         total_ops,
-        throughput_ops_s: real(5)?,
-        ns_per_op: real(6)?,
+        throughput_ops_s: c.real(5)?,
+        ns_per_op: c.real(6)?,
         thread_ops,
         jain,
         p50_ns: bits(9)?,
         p99_ns: bits(10)?,
         p999_ns: bits(11)?,
         max_ns: bits(12)?,
-        censored: row.get::<_, Option<i64>>(14)?.unwrap_or(0) as u64,
-        censored_ns: row.get::<_, Option<i64>>(15)?.unwrap_or(0) as u64,
+        censored: c.opt_int(14)?.unwrap_or(0) as u64,
+        censored_ns: c.opt_int(15)?.unwrap_or(0) as u64,
         metrics,
     })
 }
 
-fn json_column(row: &Row<'_>, i: usize) -> rusqlite::Result<serde_json::Value> {
-    let text: String = row.get(i)?;
-    serde_json::from_str(&text)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::engine::Sql;
     use super::super::fixtures::*;
     use super::*;
     use proptest::prelude::*;
@@ -415,7 +420,7 @@ mod tests {
     fn a_stored_fairness_of_no_acquisitions_reads_as_undefined() {
         // As an older build stored it: Jain's index 1.0 over zero counts.
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
+        let mut store = Store::open(db(&dir)).unwrap();
         let run = store.begin_run(&meta()).unwrap();
         let mut p = point("tas", 2);
         for r in &mut p.reps {
@@ -435,7 +440,7 @@ mod tests {
         assert_eq!(jains[2], p.reps[2].jain);
         // The file still holds what was written.
         let stored: Vec<Option<f64>> = store
-            .conn
+            .conn()
             .prepare("SELECT jain FROM reps ORDER BY rep")
             .unwrap()
             .query_map([], |r| r.get(0))
@@ -448,7 +453,12 @@ mod tests {
     #[test]
     fn round_trip_of_a_finished_run() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
+        for at in stores(&dir, "t", "round_trip_of_a_finished_run") {
+            round_trip_of_a_finished_run_in(at.open());
+        }
+    }
+
+    fn round_trip_of_a_finished_run_in(mut store: Store) {
         let m = meta();
         let run = store.begin_run(&m).unwrap();
         let mut other = point("floor", 1);
@@ -493,7 +503,12 @@ mod tests {
     #[test]
     fn every_run_has_its_own_identity_or_the_one_it_is_given() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
+        for at in stores(&dir, "t", "every_run_has_its_own_identity") {
+            every_run_has_its_own_identity_in(at.open());
+        }
+    }
+
+    fn every_run_has_its_own_identity_in(mut store: Store) {
         let a = store.begin_run(&meta()).unwrap();
         let b = store.begin_run(&meta()).unwrap();
         let uuid = |run| store.load(run).unwrap().0.uuid.unwrap();
@@ -513,26 +528,33 @@ mod tests {
     #[test]
     fn interrupted_run_keeps_finished_points() {
         let dir = tempfile::tempdir().unwrap();
-        let run = {
-            let mut store = Store::open(&db(&dir)).unwrap();
-            let run = store.begin_run(&meta()).unwrap();
-            store.add_point(run, &point("tas", 1)).unwrap();
-            store.add_point(run, &point("tas", 2)).unwrap();
-            run
-        };
-        let store = Store::open(&db(&dir)).unwrap();
-        let (m, points) = store.load(run).unwrap();
-        assert!(!m.complete);
-        assert_eq!(m.finished, None);
-        assert_eq!(points, vec![point("tas", 1), point("tas", 2)]);
-        let runs = store.runs().unwrap();
-        assert_eq!((runs[0].points, runs[0].meta.complete), (2, false));
+        for at in stores(&dir, "t", "interrupted_run_keeps_finished_points") {
+            let run = {
+                let mut store = at.open();
+                let run = store.begin_run(&meta()).unwrap();
+                store.add_point(run, &point("tas", 1)).unwrap();
+                store.add_point(run, &point("tas", 2)).unwrap();
+                run
+            };
+            let store = at.open();
+            let (m, points) = store.load(run).unwrap();
+            assert!(!m.complete);
+            assert_eq!(m.finished, None);
+            assert_eq!(points, vec![point("tas", 1), point("tas", 2)]);
+            let runs = store.runs().unwrap();
+            assert_eq!((runs[0].points, runs[0].meta.complete), (2, false));
+        }
     }
 
     #[test]
     fn runs_are_listed_newest_first_and_ids_are_not_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
+        for at in stores(&dir, "t", "runs_are_listed_newest_first") {
+            runs_are_listed_newest_first_in(at.open());
+        }
+    }
+
+    fn runs_are_listed_newest_first_in(mut store: Store) {
         let a = store.begin_run(&meta()).unwrap();
         let b = store.begin_run(&meta()).unwrap();
         store.add_point(b, &point("tas", 1)).unwrap();
@@ -544,8 +566,8 @@ mod tests {
             .collect();
         assert_eq!(ids, vec![(Some(b), 1), (Some(a), 0)]);
         store
-            .conn
-            .execute("DELETE FROM runs WHERE id = ?1", [b])
+            .engine
+            .exec("DELETE FROM runs WHERE id = ?1", &[b.into()])
             .unwrap();
         let c = store.begin_run(&meta()).unwrap();
         assert!(c > b, "run ids are never reused: {c} after {b}");
@@ -554,8 +576,13 @@ mod tests {
     #[test]
     fn unknown_or_finished_runs_are_input_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
-        let shown = db(&dir).display().to_string();
+        for at in stores(&dir, "t", "unknown_or_finished_runs_are_input_errors") {
+            unknown_or_finished_runs_are_input_errors_in(at.open());
+        }
+    }
+
+    fn unknown_or_finished_runs_are_input_errors_in(mut store: Store) {
+        let shown = store.location().to_string();
         expect_input_err(
             store.load(42),
             &format!("no run 42 in {shown}; `locklab runs` lists them"),
@@ -575,12 +602,14 @@ mod tests {
     #[test]
     fn duplicate_repetition_numbers_store_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
-        let run = store.begin_run(&meta()).unwrap();
-        let mut p = point("tas", 2);
-        p.reps[2].rep = 0;
-        expect_input_err(store.add_point(run, &p), "two repetitions numbered 0");
-        assert!(store.load(run).unwrap().1.is_empty());
+        for at in stores(&dir, "t", "duplicate_repetition_numbers_store_nothing") {
+            let mut store = at.open();
+            let run = store.begin_run(&meta()).unwrap();
+            let mut p = point("tas", 2);
+            p.reps[2].rep = 0;
+            expect_input_err(store.add_point(run, &p), "two repetitions numbered 0");
+            assert!(store.load(run).unwrap().1.is_empty());
+        }
     }
 
     /// A metric that is NaN is kept as `null`: the repetition reads back
@@ -588,7 +617,12 @@ mod tests {
     #[test]
     fn a_nan_metric_reads_back_as_null() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&db(&dir)).unwrap();
+        for at in stores(&dir, "t", "a_nan_metric_reads_back_as_null") {
+            a_nan_metric_reads_back_as_null_in(at.open());
+        }
+    }
+
+    fn a_nan_metric_reads_back_as_null_in(mut store: Store) {
         let run = store.begin_run(&meta()).unwrap();
         let mut p = point("itcs", 4);
         for r in &mut p.reps {
@@ -685,9 +719,19 @@ mod tests {
     #[test]
     fn arbitrary_reps_round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let store = std::cell::RefCell::new(Store::open(&db(&dir)).unwrap());
+        for (i, at) in stores(&dir, "t", "arbitrary_reps_round_trip")
+            .iter()
+            .enumerate()
+        {
+            // Fewer cases through a server: each is a few round trips.
+            arbitrary_reps_round_trip_in(at.open(), if i == 0 { 256 } else { 64 });
+        }
+    }
+
+    fn arbitrary_reps_round_trip_in(store: Store, cases: u32) {
+        let store = std::cell::RefCell::new(store);
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-            cases: 256,
+            cases,
             ..ProptestConfig::default()
         });
         runner

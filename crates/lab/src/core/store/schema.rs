@@ -7,18 +7,24 @@ use std::path::Path;
 use rusqlite::{Connection, Transaction};
 
 use super::errors::{read_err, write_err};
-use super::handle::Store;
 use crate::core::error::{LabError, Result};
 
 /// SQLite `application_id` of a locklab database: "LKLB".
 pub const APPLICATION_ID: i32 = 0x4c4b_4c42;
 
-/// One step of schema migration: `MIGRATIONS[i]` takes version `i` to `i + 1`.
+/// One step of schema migration: `MIGRATIONS[i]` takes version `i` to `i + 1`,
+/// on either engine.
 pub struct Migration {
     /// What the step does, for messages.
     pub what: &'static str,
-    /// Applies the step inside the migration transaction.
+    /// Applies the step to an SQLite file inside the migration transaction.
     pub apply: fn(&Transaction<'_>) -> rusqlite::Result<()>,
+    /// The same step on PostgreSQL: statements run inside the migration
+    /// transaction (empty for none). Types as engine.rs maps them:
+    /// `BIGINT` for SQLite's integers, `DOUBLE PRECISION` for its reals.
+    /// A server store starts at schema 9 (the first that a server held),
+    /// so its steps never meet rows stored before them.
+    pub postgres: &'static str,
 }
 
 /// Every schema step in order; the schema this build writes is
@@ -27,10 +33,12 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         what: "create runs, points and reps (schema 1)",
         apply: |tx| tx.execute_batch(SCHEMA_V1),
+        postgres: SCHEMA_V1_POSTGRES,
     },
     Migration {
         what: "add the machine's cache-line round trip to runs (schema 2)",
         apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN machine_c2c_ns REAL;"),
+        postgres: "ALTER TABLE runs ADD COLUMN machine_c2c_ns DOUBLE PRECISION;",
     },
     // Schemas 3 to 5 each added a column of one study's metrics (JSON) to
     // reps; schema 7 folds such columns into one. A file migrating past
@@ -38,14 +46,17 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         what: "a study's metrics column (schema 3, superseded by schema 7)",
         apply: |_| Ok(()),
+        postgres: "",
     },
     Migration {
         what: "a study's metrics column (schema 4, superseded by schema 7)",
         apply: |_| Ok(()),
+        postgres: "",
     },
     Migration {
         what: "a study's metrics column (schema 5, superseded by schema 7)",
         apply: |_| Ok(()),
+        postgres: "",
     },
     Migration {
         what: "add the waits still open at the window's closing to reps (schema 6)",
@@ -58,19 +69,28 @@ pub const MIGRATIONS: &[Migration] = &[
                  ALTER TABLE reps ADD COLUMN censored_ns INTEGER;",
             )
         },
+        postgres: "ALTER TABLE reps ADD COLUMN censored BIGINT;
+                   ALTER TABLE reps ADD COLUMN censored_ns BIGINT;",
     },
     Migration {
         what: "keep every study's metrics of a repetition in one JSON column of reps (schema 7)",
         apply: fold_metrics,
+        // A server store never had a column of one study's metrics.
+        postgres: "ALTER TABLE reps ADD COLUMN metrics TEXT;",
     },
     Migration {
         what: "add baselines, runs saved under a name to compare with (schema 8)",
         apply: |tx| tx.execute_batch(SCHEMA_V8_BASELINES),
+        postgres: SCHEMA_V8_BASELINES,
     },
     Migration {
         what: "give each run an identity kept across stores, and record the machine's \
                identity and RTM (schema 9)",
         apply: identities,
+        postgres: "ALTER TABLE runs ADD COLUMN uuid TEXT;
+                   ALTER TABLE runs ADD COLUMN machine_id TEXT;
+                   ALTER TABLE runs ADD COLUMN machine_rtm BIGINT CHECK (machine_rtm IN (0, 1));
+                   CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);",
     },
 ];
 
@@ -227,41 +247,86 @@ CREATE TABLE reps (
 ) WITHOUT ROWID;
 ";
 
-impl Store {
-    /// Decides whether the file is locklab's and brings its schema to the
-    /// newest of `steps`. Reads only, until it has decided to write.
-    pub(super) fn check_and_migrate(&mut self, steps: &[Migration]) -> Result<()> {
-        let latest = steps.len() as u32;
-        // One read transaction: the three reads see one state of the file,
-        // even while another process is creating it.
-        let header = read_header_snapshot(&self.conn).map_err(|e| read_err(&self.path, e))?;
-        refuse_foreign(&self.path, &header, latest)?;
-        if header.user_version == latest {
-            return Ok(());
-        }
-        // IMMEDIATE takes the write lock now, so two processes creating the
-        // same new file do not both migrate; the header is read again under
-        // the lock for the same reason.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| write_err(&self.path, "cannot lock the database to set it up", e))?;
-        let header = read_header(&tx).map_err(|e| write_err(&self.path, "cannot read", e))?;
-        refuse_foreign(&self.path, &header, latest)?;
-        for (from, step) in steps.iter().enumerate().skip(header.user_version as usize) {
-            (step.apply)(&tx).map_err(|e| {
-                write_err(
-                    &self.path,
-                    &format!("cannot migrate from schema {from} ({})", step.what),
-                    e,
-                )
-            })?;
-        }
-        tx.pragma_update(None, "application_id", APPLICATION_ID)
-            .and_then(|()| tx.pragma_update(None, "user_version", latest))
-            .and_then(|()| tx.commit())
-            .map_err(|e| write_err(&self.path, "cannot write the schema", e))
+/// Schema 1 on PostgreSQL: SQLite's integers as `BIGINT` (ids from
+/// identity columns, which never hand out a number twice, as SQLite's
+/// AUTOINCREMENT), its reals as `DOUBLE PRECISION`.
+const SCHEMA_V1_POSTGRES: &str = "
+CREATE TABLE runs (
+    id               BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    kind             TEXT NOT NULL,
+    command          TEXT NOT NULL,
+    params           TEXT NOT NULL,
+    started          TEXT NOT NULL,
+    finished         TEXT,
+    complete         BIGINT NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)),
+    machine_cpu      TEXT NOT NULL,
+    machine_cores    BIGINT NOT NULL,
+    machine_tsc_hz   BIGINT,
+    machine_kernel   TEXT NOT NULL,
+    machine_rustc    TEXT NOT NULL,
+    machine_git_rev  TEXT NOT NULL,
+    machine_hostname TEXT NOT NULL
+);
+CREATE TABLE points (
+    id      BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    run_id  BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    bench   TEXT NOT NULL,
+    lock    TEXT NOT NULL,
+    threads BIGINT NOT NULL,
+    params  TEXT NOT NULL
+);
+CREATE INDEX points_by_run ON points(run_id, id);
+CREATE TABLE reps (
+    point_id         BIGINT NOT NULL REFERENCES points(id) ON DELETE CASCADE,
+    rep              BIGINT NOT NULL,
+    wall_s           DOUBLE PRECISION,
+    cpu_s            DOUBLE PRECISION,
+    total_ops        BIGINT NOT NULL,
+    throughput_ops_s DOUBLE PRECISION,
+    ns_per_op        DOUBLE PRECISION,
+    thread_ops       TEXT NOT NULL,
+    jain             DOUBLE PRECISION,
+    p50_ns           BIGINT NOT NULL,
+    p99_ns           BIGINT NOT NULL,
+    p999_ns          BIGINT NOT NULL,
+    max_ns           BIGINT NOT NULL,
+    PRIMARY KEY (point_id, rep)
+);
+";
+
+/// Decides whether the SQLite file at `path` (open as `conn`) is
+/// locklab's and brings its schema to the newest of `steps`, in one
+/// transaction. Reads only, until it has decided to write.
+pub(super) fn migrate_file(conn: &mut Connection, path: &Path, steps: &[Migration]) -> Result<()> {
+    let latest = steps.len() as u32;
+    // One read transaction: the three reads see one state of the file,
+    // even while another process is creating it.
+    let header = read_header_snapshot(conn).map_err(|e| read_err(path, e))?;
+    refuse_foreign(path, &header, latest)?;
+    if header.user_version == latest {
+        return Ok(());
     }
+    // IMMEDIATE takes the write lock now, so two processes creating the
+    // same new file do not both migrate; the header is read again under
+    // the lock for the same reason.
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(|e| write_err(&path.display(), "cannot lock the database to set it up", e))?;
+    let header = read_header(&tx).map_err(|e| write_err(&path.display(), "cannot read", e))?;
+    refuse_foreign(path, &header, latest)?;
+    for (from, step) in steps.iter().enumerate().skip(header.user_version as usize) {
+        (step.apply)(&tx).map_err(|e| {
+            write_err(
+                &path.display(),
+                &format!("cannot migrate from schema {from} ({})", step.what),
+                e,
+            )
+        })?;
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID)
+        .and_then(|()| tx.pragma_update(None, "user_version", latest))
+        .and_then(|()| tx.commit())
+        .map_err(|e| write_err(&path.display(), "cannot write the schema", e))
 }
 
 /// What decides whether a file is a locklab database.
@@ -336,6 +401,7 @@ pub(super) fn refuse_foreign(path: &Path, h: &Header, latest: u32) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::*;
+    use super::super::handle::Store;
     use super::*;
     use rusqlite::Connection;
 
@@ -346,17 +412,16 @@ mod tests {
             Migration {
                 what: "one table",
                 apply: |tx| tx.execute_batch("CREATE TABLE a (x);"),
+                postgres: "",
             },
             Migration {
                 what: "a broken step",
                 apply: |tx| tx.execute_batch("NOT SQL;"),
+                postgres: "",
             },
         ];
         let conn = Connection::open(db(&dir)).unwrap();
-        let mut store = Store {
-            conn,
-            path: db(&dir),
-        };
+        let mut store = file_store(conn, db(&dir));
         expect_input_err(
             store.check_and_migrate(&steps),
             "cannot migrate from schema 1 (a broken step)",
@@ -369,7 +434,7 @@ mod tests {
     fn an_older_schema_is_migrated_keeping_its_data() {
         let dir = tempfile::tempdir().unwrap();
         let run = {
-            let mut store = Store::open(&db(&dir)).unwrap();
+            let mut store = Store::open(db(&dir)).unwrap();
             let run = store.begin_run(&meta()).unwrap();
             store.add_point(run, &point("tas", 1)).unwrap();
             run
@@ -381,17 +446,16 @@ mod tests {
             .map(|m| Migration {
                 what: m.what,
                 apply: m.apply,
+                postgres: m.postgres,
             })
             .collect();
         steps.push(Migration {
             what: "add runs.note",
             apply: |tx| tx.execute_batch("ALTER TABLE runs ADD COLUMN note TEXT;"),
+            postgres: "",
         });
         let conn = Connection::open(db(&dir)).unwrap();
-        let mut store = Store {
-            conn,
-            path: db(&dir),
-        };
+        let mut store = file_store(conn, db(&dir));
         store.check_and_migrate(&steps).unwrap();
         let (_, version, _) = header(&db(&dir));
         assert_eq!(version, SCHEMA_VERSION + 1);
@@ -399,7 +463,7 @@ mod tests {
         // And this build now refuses it as newer.
         drop(store);
         expect_input_err(
-            Store::open(&db(&dir)),
+            Store::open(db(&dir)),
             &format!("newer locklab (schema {}", SCHEMA_VERSION + 1),
         );
     }
@@ -412,18 +476,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let conn = Connection::open(db(&dir)).unwrap();
-            let mut store = Store {
-                conn,
-                path: db(&dir),
-            };
+            let mut store = file_store(conn, db(&dir));
             store
                 .check_and_migrate(&[Migration {
                     what: MIGRATIONS[0].what,
                     apply: MIGRATIONS[0].apply,
+                    postgres: MIGRATIONS[0].postgres,
                 }])
                 .unwrap();
             store
-                .conn
+                .conn()
                 .execute(
                     "INSERT INTO runs (kind, command, params, started, finished, complete,
                         machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
@@ -435,7 +497,7 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(header(&db(&dir)).1, 1);
-        let store = Store::open(&db(&dir)).unwrap();
+        let store = Store::open(db(&dir)).unwrap();
         assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
         let (meta, points) = store.load(1).unwrap();
         assert_eq!(meta.machine.c2c_round_trip_ns, None);
@@ -452,7 +514,7 @@ mod tests {
         {
             let store = store_at(&dir, 2);
             store
-                .conn
+                .conn()
                 .execute_batch(
                     "INSERT INTO runs (kind, command, params, started, finished, complete,
                         machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,
@@ -468,7 +530,7 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(header(&db(&dir)).1, 2);
-        let mut store = Store::open(&db(&dir)).unwrap();
+        let mut store = Store::open(db(&dir)).unwrap();
         assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
         let (_, points) = store.load(1).unwrap();
         assert_eq!(points[0].reps[0].total_ops, 10);
@@ -491,7 +553,7 @@ mod tests {
         {
             let store = store_at(&dir, 6);
             store
-                .conn
+                .conn()
                 .execute_batch(
                     r#"ALTER TABLE reps ADD COLUMN alpha TEXT;
                      ALTER TABLE reps ADD COLUMN beta TEXT;
@@ -515,7 +577,7 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(header(&db(&dir)).1, 6);
-        let store = Store::open(&db(&dir)).unwrap();
+        let store = Store::open(db(&dir)).unwrap();
         assert_eq!(header(&db(&dir)).1, SCHEMA_VERSION);
         assert_eq!(SCHEMA_VERSION, 9);
         let (meta6, points) = store.load(1).unwrap();
@@ -533,7 +595,7 @@ mod tests {
         );
         assert!(reps[2].metrics.is_empty());
         let columns: Vec<String> = store
-            .conn
+            .conn()
             .prepare("SELECT name FROM pragma_table_info('reps')")
             .unwrap()
             .query_map([], |row| row.get(0))
@@ -558,7 +620,7 @@ mod tests {
             // Two runs alike but for their ids (one started twice in a
             // second), and a third of another host.
             store
-                .conn
+                .conn()
                 .execute_batch(
                     "INSERT INTO runs (kind, command, params, started, finished, complete,
                         machine_cpu, machine_cores, machine_tsc_hz, machine_kernel,

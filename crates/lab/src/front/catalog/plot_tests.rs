@@ -167,19 +167,19 @@ fn the_database_is_no_output_however_it_is_spelled() {
         d.join("hard.svg"),
         d.join("locklab.db-wal"),
     ] {
-        let e = check_out(&out, &db, "plot", "plot.svg").unwrap_err();
+        let e = check_out(&out, &(&db).into(), "plot", "plot.svg").unwrap_err();
         assert_eq!(e.code, EXIT_INPUT);
         assert!(e.msg.contains("stored runs"), "{}", e.msg);
         assert!(!e.msg.contains('\n'));
     }
     // The database named through a link, the output by its real name.
-    assert!(check_out(&db, &d.join("link.svg"), "plot", "plot.svg").is_err());
+    assert!(check_out(&db, &d.join("link.svg").into(), "plot", "plot.svg").is_err());
     for fine in [
         d.join("plot.svg"),
         d.join("x/locklab.db"),
         d.join("locklab.db.svg"),
     ] {
-        check_out(&fine, &db, "plot", "plot.svg").unwrap();
+        check_out(&fine, &(&db).into(), "plot", "plot.svg").unwrap();
     }
     assert_eq!(std::fs::read(&db).unwrap(), b"runs");
 }

@@ -106,7 +106,7 @@ const DEFAULT_DELAY_NS: u64 = 1000;
 /// The pattern of the most waited-on lock of a stored `profile` run:
 /// threads, critical section and delay, and where it came from.
 fn from_profile(
-    db: &std::path::Path,
+    db: &crate::core::store::Location,
     run: crate::core::args::RunRef,
 ) -> Result<(u32, u64, u64, String)> {
     let store = Store::open_read_only(db)?;
@@ -529,12 +529,12 @@ mod tests {
         };
         store.add_point(id, &object("calm", &calm)).unwrap();
         store.add_point(id, &object("busy", &busy)).unwrap();
-        let (t, cs, d, src) = from_profile(&db, RunRef::Id(id)).unwrap();
+        let (t, cs, d, src) = from_profile(&(&db).into(), RunRef::Id(id)).unwrap();
         assert_eq!(Some((t, cs, d)), spin_workload(&busy));
         assert_eq!((t, cs), (4, 500));
         assert!(src.contains("busy"), "{src}");
         let other = store.begin_run(&meta("bench spin")).unwrap();
-        let e = from_profile(&db, RunRef::Id(other)).unwrap_err();
+        let e = from_profile(&(&db).into(), RunRef::Id(other)).unwrap_err();
         assert!(e.to_string().contains("not a `locklab profile` run"), "{e}");
     }
 }

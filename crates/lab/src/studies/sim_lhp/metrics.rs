@@ -125,7 +125,7 @@ mod tests {
     /// Stores the points in a fresh store and reads them back.
     fn through_the_store(points: &[Point]) -> Vec<Point> {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("locklab.db")).unwrap();
+        let mut store = Store::open(dir.path().join("locklab.db")).unwrap();
         let run = store.begin_run(&meta()).unwrap();
         for p in points {
             store.add_point(run, p).unwrap();
