@@ -31,7 +31,7 @@ fn family_rank(lock: &str) -> usize {
 }
 
 /// The size of one family's chart: two fit side by side in the page.
-const PANEL: (u32, u32) = (570, 400);
+pub(super) const PANEL: (u32, u32) = (570, 400);
 
 /// The report's own chart of one study's points, if it has one for
 /// them: for registry locks (most points' locks known to the registry)

@@ -2,11 +2,15 @@
 //! than one machine, the machines' facts in one table, and each study that
 //! several of them ran as one table of the points they share, every run's
 //! throughput beside the first's with the ratio and its interval (as
-//! `locklab compare` computes them).
+//! `locklab compare` computes them), and, for each lock whose points span
+//! several thread counts, a chart of its throughput against threads with
+//! a line per run.
 
 use std::fmt::Write as _;
 
-use super::markup::esc;
+use super::charts::PANEL;
+use super::markup::{esc, inline_svg};
+use crate::core::plot::threads::{reps_text, threads_svg};
 use crate::core::report;
 use crate::core::results::{Machine, Point, RunMeta};
 use crate::core::stats::sig3;
@@ -137,7 +141,7 @@ pub fn section(s: &mut String, runs: &[(RunMeta, Vec<Point>)], noise: f64) {
             let _ = write!(s, "<th>{}</th><th>B/A</th>", esc(&run_label(m)));
         }
         s.push_str("</tr></thead><tbody>");
-        for p in shared {
+        for &p in &shared {
             let a_value = comparisons
                 .iter()
                 .find_map(|c| c.rows.iter().find(|r| std::ptr::eq(r.a, p)))
@@ -171,7 +175,93 @@ pub fn section(s: &mut String, runs: &[(RunMeta, Vec<Point>)], noise: f64) {
             s.push_str("</tr>");
         }
         s.push_str("</tbody></table>");
+        let runs_of_bench: Vec<(&RunMeta, &[Point])> = std::iter::once((first, a.as_slice()))
+            .chain(others.iter().map(|(m, ps)| (*m, ps.as_slice())))
+            .collect();
+        lock_charts(s, &runs_of_bench, &shared);
     }
+}
+
+/// At most this many charts a study: one a lock.
+const MAX_CHARTS: usize = 12;
+
+/// For each lock of the `shared` points (in their order) whose points
+/// span several thread counts: its throughput against threads, a line per
+/// run of `runs` (named by its machine), over the points with the shared
+/// point's parameters.
+fn lock_charts(s: &mut String, runs: &[(&RunMeta, &[Point])], shared: &[&Point]) {
+    let mut charts = Vec::new();
+    let mut locks: Vec<&Point> = Vec::new();
+    for p in shared {
+        if !locks.iter().any(|q| q.lock == p.lock) {
+            locks.push(p);
+        }
+    }
+    for key in &locks {
+        let lines: Vec<Point> = runs
+            .iter()
+            .flat_map(|(meta, points)| {
+                points
+                    .iter()
+                    .filter(|p| p.lock == key.lock && p.params == key.params && !p.reps.is_empty())
+                    .map(|p| Point {
+                        lock: run_label(meta),
+                        ..p.clone()
+                    })
+            })
+            .collect();
+        let mut threads: Vec<u32> = lines.iter().map(|p| p.threads).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        if threads.len() > 1 {
+            charts.push((key.lock.as_str(), lines));
+        }
+    }
+    if charts.is_empty() {
+        return;
+    }
+    let _ = write!(
+        s,
+        "<p class=\"note\">Each lock's median throughput against threads, a line per run, \
+         whiskers min–max over its repetitions{}.</p><div class=\"multiples\">",
+        if charts.len() > MAX_CHARTS {
+            format!("; the first {MAX_CHARTS} locks of {}", charts.len())
+        } else {
+            String::new()
+        }
+    );
+    // The machines' core counts differ: no one of them is marked.
+    let (first, _) = runs[0];
+    let meta = RunMeta {
+        machine: Machine {
+            cores: 0,
+            ..first.machine.clone()
+        },
+        ..first.clone()
+    };
+    for (lock, lines) in charts.iter().take(MAX_CHARTS) {
+        let refs: Vec<&Point> = lines.iter().collect();
+        let titles = [
+            format!("{lock}: a line per run"),
+            format!("{}, whiskers min–max", reps_text(&refs)),
+        ];
+        match threads_svg(&meta, &refs, &refs, &titles, true, PANEL) {
+            Ok(Some(svg)) => {
+                let _ = write!(s, "<figure class=\"panel\">{}</figure>", inline_svg(&svg));
+            }
+            Ok(None) => {
+                let _ = write!(
+                    s,
+                    "<p class=\"note\">no chart: {}: no throughput above zero</p>",
+                    esc(lock)
+                );
+            }
+            Err(e) => {
+                let _ = write!(s, "<p class=\"note\">no chart: {}</p>", esc(&e.to_string()));
+            }
+        }
+    }
+    s.push_str("</div>");
 }
 
 #[cfg(test)]
@@ -200,6 +290,7 @@ mod tests {
         let points = vec![
             Point::of_throughputs("demo", "tas", 2, json!({}), &t(level)),
             Point::of_throughputs("demo", "mcs", 2, json!({}), &t(2.0 * level)),
+            Point::of_throughputs("demo", "mcs", 4, json!({}), &t(1.5 * level)),
         ];
         (meta, points)
     }
@@ -225,8 +316,17 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("<td class=\"warn\">Intel Xeon</td>"), "{s}");
-        // Both locks, each 1.5× on the second machine, marked.
-        assert_eq!(s.matches("1.50× (").count(), 2, "{s}");
-        assert_eq!(s.matches(" *</td>").count(), 2, "{s}");
+        // Every point, each 1.5× on the second machine, marked.
+        assert_eq!(s.matches("1.50× (").count(), 3, "{s}");
+        assert_eq!(s.matches(" *</td>").count(), 3, "{s}");
+        // A chart for mcs, which spans two thread counts, with a line per
+        // run; none for tas, at one.
+        assert_eq!(s.matches("<figure class=\"panel\"><svg").count(), 1, "{s}");
+        assert!(s.contains("mcs: a line per run"), "{s}");
+        let svg = &s[s.find("<svg").unwrap()..];
+        assert!(
+            svg.contains("run 1 (amd)") && svg.contains("run 2 (xeon)"),
+            "{svg}"
+        );
     }
 }
