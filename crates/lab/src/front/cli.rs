@@ -12,7 +12,7 @@ use std::path::PathBuf;
 pub struct Cli {
     /// Results store: an SQLite file (created if absent), or a database on
     /// a PostgreSQL server, postgres://user@host:port/database (the
-    /// password from PGPASSWORD or PGPASSFILE; docs/results.md).
+    /// password from PGPASSWORD or PGPASSFILE; docs/cli.md).
     #[arg(
         long,
         global = true,

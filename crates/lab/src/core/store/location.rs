@@ -27,6 +27,9 @@ pub enum Location {
 pub struct Server {
     /// The URL as parsed (with the password, if it had one).
     pub(super) config: postgres::Config,
+    /// The certificate authorities to check the server's certificate
+    /// against (the URL's `sslrootcert`), PEM; none: the system's.
+    pub(super) root_cert: Option<PathBuf>,
     /// The URL without its password, as it is shown.
     shown: String,
 }
@@ -100,13 +103,16 @@ impl Location {
             return Ok(Location::File(PathBuf::from(arg)));
         };
         let shown = redact_url(text);
-        let config = postgres::Config::from_str(text).map_err(|e| {
+        let (text, root_cert) = tls_options(text);
+        let config = postgres::Config::from_str(&text).map_err(|e| {
             format!(
                 "{shown}: not a PostgreSQL URL ({e}); allowed postgres://user@host:port/database \
                  (the password from PGPASSWORD or PGPASSFILE) or a file's path"
             )
         })?;
-        Ok(Location::Server(Box::new(Server::new(config))))
+        let mut server = Server::new(config);
+        server.root_cert = root_cert;
+        Ok(Location::Server(Box::new(server)))
     }
 
     /// The file, if the store is one.
@@ -130,13 +136,64 @@ impl Location {
 impl Server {
     fn new(config: postgres::Config) -> Server {
         let shown = shown_url(&config);
-        Server { config, shown }
+        Server {
+            config,
+            root_cert: None,
+            shown,
+        }
     }
 
     /// The URL without its password.
     pub fn shown(&self) -> &str {
         &self.shown
     }
+}
+
+/// The URL without the TLS options that the client library does not
+/// read, and what they say: `sslrootcert=FILE` (the certificate
+/// authorities to check the server against), and `sslmode=verify-ca` or
+/// `verify-full`, which are `require` here (locklab checks the server's
+/// certificate and name whenever it uses TLS).
+fn tls_options(url: &str) -> (String, Option<PathBuf>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), None);
+    };
+    let mut root = None;
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("sslrootcert", v)) => root = Some(PathBuf::from(percent_decoded(v))),
+            Some(("sslmode", "verify-ca" | "verify-full")) => kept.push("sslmode=require"),
+            _ => kept.push(pair),
+        }
+    }
+    let url = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    (url, root)
+}
+
+/// `%XX` escapes decoded (a path in a URL's option).
+fn percent_decoded(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A server's URL rebuilt from what it names, without the password:
@@ -294,6 +351,22 @@ mod tests {
                 Some(Path::new(f))
             );
         }
+    }
+
+    #[test]
+    fn the_tls_options_the_client_does_not_read_are_taken_out() {
+        let l = Location::parse(OsStr::new(
+            "postgres://ann@h/d?sslmode=verify-full&sslrootcert=/etc/ca%20dir/root.pem",
+        ))
+        .unwrap();
+        let Location::Server(s) = l else {
+            panic!("a server")
+        };
+        assert_eq!(s.config.get_ssl_mode(), postgres::config::SslMode::Require);
+        assert_eq!(
+            s.root_cert.as_deref(),
+            Some(Path::new("/etc/ca dir/root.pem"))
+        );
     }
 
     #[test]

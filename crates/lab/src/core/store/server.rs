@@ -17,9 +17,15 @@
 //! `PGPASSWORD`, else the password file (`PGPASSFILE`, else `~/.pgpass`,
 //! read only if no one else may read it), as PostgreSQL's own clients
 //! take them. A server that does not answer is given up after 10 s (the
-//! URL's `connect_timeout` changes it). This build speaks to the server
-//! without TLS: `sslmode=require` is refused before connecting, and the
-//! default `prefer` goes on without it.
+//! URL's `connect_timeout` changes it).
+//!
+//! TLS where the URL asks for it (`sslmode=require`, or `verify-ca` and
+//! `verify-full`, which are the same here): rustls, the server's
+//! certificate and name checked against the URL's `sslrootcert` (a PEM
+//! file of certificate authorities) or else the system's authorities.
+//! Unlike PostgreSQL's own clients, `require` never goes on with a
+//! certificate it cannot check. `sslmode=disable` and the default
+//! `prefer` connect without TLS.
 
 use std::time::Duration;
 
@@ -75,12 +81,6 @@ pub(super) fn open_existing(server: &Server) -> Result<Option<Store>> {
 pub(super) fn connect(server: &Server) -> Result<Client> {
     let at = server.shown();
     let mut config = server.config.clone();
-    if config.get_ssl_mode() == SslMode::Require {
-        return Err(LabError::input(format!(
-            "{at}: sslmode=require, and this build of locklab speaks to PostgreSQL without TLS; \
-             allowed sslmode=disable or prefer (on a network you trust, or through a tunnel)"
-        )));
-    }
     if config.get_user().is_none() {
         config.user(&default_user());
     }
@@ -105,10 +105,18 @@ pub(super) fn connect(server: &Server) -> Result<Client> {
             Err(why) => unread = Some(why),
         }
     }
-    config.connect(NoTls).map_err(|e| {
+    let connected = if config.get_ssl_mode() == SslMode::Require {
+        config.connect(tls(server)?)
+    } else {
+        config.connect(NoTls)
+    };
+    connected.map_err(|e| {
         let text = pg_text(&e);
         let hint = if text.contains("password missing") {
             " (the server asks for a password: give it in PGPASSWORD, the password file or the URL)"
+        } else if text.contains("invalid peer certificate") {
+            " (the server's certificate cannot be checked with the authorities given: name the \
+             one that signed it as sslrootcert=FILE in the URL)"
         } else {
             pg_hint(&e)
         };
@@ -117,6 +125,52 @@ pub(super) fn connect(server: &Server) -> Result<Client> {
             "{at}: cannot connect: {text}{hint}{unread}; nothing was written"
         ))
     })
+}
+
+/// The TLS connector of `sslmode=require`: the server's certificate
+/// checked against `sslrootcert` or else the system's authorities.
+fn tls(server: &Server) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let at = server.shown();
+    let mut roots = rustls::RootCertStore::empty();
+    match &server.root_cert {
+        Some(file) => {
+            let shown = file.display();
+            let certs = CertificateDer::pem_file_iter(file)
+                .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
+                .map_err(|e| {
+                    LabError::input(format!(
+                        "{at}: sslrootcert {shown}: cannot read certificates from it ({e}); \
+                         allowed a PEM file of certificate authorities"
+                    ))
+                })?;
+            let (added, _) = roots.add_parsable_certificates(certs);
+            if added == 0 {
+                return Err(LabError::input(format!(
+                    "{at}: sslrootcert {shown}: no certificate in it; allowed a PEM file of \
+                     certificate authorities"
+                )));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(found.certs);
+            if roots.is_empty() {
+                return Err(LabError::input(format!(
+                    "{at}: sslmode=require, and this system has no certificate authorities to \
+                     check the server with; give sslrootcert=FILE in the URL"
+                )));
+            }
+        }
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| LabError::failed(format!("{at}: TLS cannot be set up: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
 /// `PGUSER`, else the login name, as PostgreSQL's clients default it.
@@ -566,5 +620,61 @@ mod tests {
             assert_eq!(r.points, want);
             assert_eq!(store.load(r.meta.id.unwrap()).unwrap().1.len(), want);
         }
+    }
+
+    /// `sslmode=require` with the test server's certificate authority:
+    /// the connection is TLS; with the system's authorities, which did not
+    /// sign it, it is refused, in one line that says what to do.
+    #[test]
+    fn a_server_is_reached_over_tls_when_the_url_asks_and_checked() {
+        let Some(db) = TestDatabase::create("a_server_is_reached_over_tls") else {
+            return;
+        };
+        let mut c = db.client();
+        let on: String = c.query_one("SHOW ssl", &[]).unwrap().get(0);
+        if on != "on" {
+            assert!(
+                std::env::var_os("LOCKLAB_REQUIRE_POSTGRES").is_none_or(|v| v != "1"),
+                "the test server does not speak TLS (.ci/postgres needs openssl)"
+            );
+            eprintln!("note: a_server_is_reached_over_tls: skipped (the test server has no TLS)");
+            return;
+        }
+        let cert: String = c.query_one("SHOW ssl_cert_file", &[]).unwrap().get(0);
+        let root = std::path::Path::new(&cert).with_file_name("root.crt");
+        let url =
+            |q: &str| Location::parse(std::ffi::OsStr::new(&format!("{}?{q}", db.url()))).unwrap();
+        let store = Store::open(url(&format!(
+            "sslmode=verify-full&sslrootcert={}",
+            root.display()
+        )))
+        .unwrap();
+        use super::super::engine::Sql;
+        let row = store
+            .engine
+            .row(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .unwrap();
+        assert_eq!(row, Some(vec![super::super::engine::Value::Int(1)]));
+        // Without the TLS options, the same server in the clear.
+        let plain = Store::open(db.location()).unwrap();
+        let row = plain
+            .engine
+            .row(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .unwrap();
+        assert_eq!(row, Some(vec![super::super::engine::Value::Int(0)]));
+        expect_input_err(
+            Store::open_read_only(url("sslmode=require")),
+            "name the one that signed it as sslrootcert=FILE",
+        );
+        expect_input_err(
+            Store::open_read_only(url("sslmode=require&sslrootcert=/nonexistent/ca.pem")),
+            "sslrootcert /nonexistent/ca.pem: cannot read certificates from it",
+        );
     }
 }
