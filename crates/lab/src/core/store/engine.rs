@@ -18,6 +18,7 @@
 //! turn and readers never wait for.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 
@@ -203,17 +204,46 @@ impl From<ColumnError> for DbError {
 pub(super) enum Engine {
     Sqlite(rusqlite::Connection),
     /// The client needs `&mut` for every statement, and reads take `&Store`.
-    Postgres(RefCell<postgres::Client>),
+    Postgres(Box<RefCell<PgConn>>),
+}
+
+/// A connection to a server, and the statements prepared on it: each is
+/// parsed once per connection (a round trip saved every time it runs
+/// again; a point stores one row per repetition).
+pub(super) struct PgConn {
+    client: postgres::Client,
+    statements: HashMap<String, postgres::Statement>,
+}
+
+impl PgConn {
+    /// The client, for what the engine does not do (setting the store up).
+    pub(super) fn client_mut(&mut self) -> &mut postgres::Client {
+        &mut self.client
+    }
+}
+
+/// A server's write transaction, and its connection's statements.
+pub(super) struct PgTx<'a> {
+    tx: postgres::Transaction<'a>,
+    statements: &'a mut HashMap<String, postgres::Statement>,
 }
 
 /// A write transaction, holding the store's write lock (see the module
 /// documentation). Dropped without [`Tx::commit`], it rolls back.
 pub(super) enum Tx<'a> {
     Sqlite(rusqlite::Transaction<'a>),
-    Postgres(RefCell<postgres::Transaction<'a>>),
+    Postgres(RefCell<PgTx<'a>>),
 }
 
 impl Engine {
+    /// The engine of a connection to a server.
+    pub(super) fn postgres(client: postgres::Client) -> Engine {
+        Engine::Postgres(Box::new(RefCell::new(PgConn {
+            client,
+            statements: HashMap::new(),
+        })))
+    }
+
     /// Begins a write transaction with the write lock taken.
     pub(super) fn write(&mut self) -> Result<Tx<'_>, DbError> {
         match self {
@@ -226,12 +256,13 @@ impl Engine {
                     rusqlite::TransactionBehavior::Immediate,
                 )?))
             }
-            Engine::Postgres(client) => {
-                let mut tx = client.get_mut().transaction()?;
+            Engine::Postgres(conn) => {
+                let PgConn { client, statements } = conn.get_mut();
+                let mut tx = client.transaction()?;
                 // SHARE ROW EXCLUSIVE conflicts with itself and with the
                 // row locks of writes, not with reads.
                 tx.batch_execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")?;
-                Ok(Tx::Postgres(RefCell::new(tx)))
+                Ok(Tx::Postgres(RefCell::new(PgTx { tx, statements })))
             }
         }
     }
@@ -241,7 +272,7 @@ impl Tx<'_> {
     pub(super) fn commit(self) -> Result<(), DbError> {
         match self {
             Tx::Sqlite(tx) => tx.commit()?,
-            Tx::Postgres(tx) => tx.into_inner().commit()?,
+            Tx::Postgres(tx) => tx.into_inner().tx.commit()?,
         }
         Ok(())
     }
@@ -271,20 +302,22 @@ impl Sql for Engine {
     fn exec(&self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         match self {
             Engine::Sqlite(conn) => sqlite_exec(conn, sql, params),
-            Engine::Postgres(client) => Ok(client
-                .borrow_mut()
-                .execute(&*pg_sql(sql), &pg_params(params))?),
+            Engine::Postgres(conn) => {
+                let conn = &mut *conn.borrow_mut();
+                let stmt = prepared(&mut conn.client, &mut conn.statements, sql)?;
+                Ok(conn.client.execute(&stmt, &pg_params(params))?)
+            }
         }
     }
 
     fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         match self {
             Engine::Sqlite(conn) => sqlite_rows(conn, sql, params),
-            Engine::Postgres(client) => pg_rows(
-                client
-                    .borrow_mut()
-                    .query(&*pg_sql(sql), &pg_params(params))?,
-            ),
+            Engine::Postgres(conn) => {
+                let conn = &mut *conn.borrow_mut();
+                let stmt = prepared(&mut conn.client, &mut conn.statements, sql)?;
+                pg_rows(conn.client.query(&stmt, &pg_params(params))?)
+            }
         }
     }
 }
@@ -293,14 +326,22 @@ impl Sql for Tx<'_> {
     fn exec(&self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         match self {
             Tx::Sqlite(tx) => sqlite_exec(tx, sql, params),
-            Tx::Postgres(tx) => Ok(tx.borrow_mut().execute(&*pg_sql(sql), &pg_params(params))?),
+            Tx::Postgres(tx) => {
+                let tx = &mut *tx.borrow_mut();
+                let stmt = prepared(&mut tx.tx, tx.statements, sql)?;
+                Ok(tx.tx.execute(&stmt, &pg_params(params))?)
+            }
         }
     }
 
     fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         match self {
             Tx::Sqlite(tx) => sqlite_rows(tx, sql, params),
-            Tx::Postgres(tx) => pg_rows(tx.borrow_mut().query(&*pg_sql(sql), &pg_params(params))?),
+            Tx::Postgres(tx) => {
+                let tx = &mut *tx.borrow_mut();
+                let stmt = prepared(&mut tx.tx, tx.statements, sql)?;
+                pg_rows(tx.tx.query(&stmt, &pg_params(params))?)
+            }
         }
     }
 }
@@ -367,6 +408,20 @@ pub(super) fn pg_sql(sql: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.into()
+}
+
+/// The statement `sql` prepared on the connection, once.
+fn prepared(
+    client: &mut impl postgres::GenericClient,
+    statements: &mut HashMap<String, postgres::Statement>,
+    sql: &str,
+) -> Result<postgres::Statement, DbError> {
+    if let Some(s) = statements.get(sql) {
+        return Ok(s.clone());
+    }
+    let s = client.prepare(&pg_sql(sql))?;
+    statements.insert(sql.to_string(), s.clone());
+    Ok(s)
 }
 
 fn pg_params(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {

@@ -195,7 +195,7 @@ impl Store {
                 super::schema::migrate_file(conn, path, steps)
             }
             (Engine::Postgres(client), Location::Server(server)) => {
-                super::server::migrate(client.get_mut(), server, steps)
+                super::server::migrate(client.get_mut().client_mut(), server, steps)
             }
             (_, at) => Err(LabError::failed(format!(
                 "{at}: the store's connection is not of its kind (a bug in locklab)"

@@ -51,7 +51,7 @@ pub(super) fn open(server: &Server) -> Result<Store> {
     let mut client = connect(server)?;
     migrate(&mut client, server, MIGRATIONS)?;
     Ok(Store {
-        engine: Engine::Postgres(client.into()),
+        engine: Engine::postgres(client),
         at: Location::Server(Box::new(server.clone())),
     })
 }
@@ -66,7 +66,7 @@ pub(super) fn open_existing(server: &Server) -> Result<Option<Store>> {
     match header.version {
         None => Ok(None),
         Some(v) if v == SCHEMA_VERSION => Ok(Some(Store {
-            engine: Engine::Postgres(client.into()),
+            engine: Engine::postgres(client),
             at,
         })),
         Some(v) => Err(LabError::input(format!(
