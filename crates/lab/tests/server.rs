@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{assert_bad_input, stderr, stdout};
+use common::{assert_bad_input, ok, stderr, stdout, SHORT_BENCH as BENCH};
 use locklab_lab::core::results::{Machine, Point, RunMeta};
 use locklab_lab::core::store::testing::TestDatabase;
 use locklab_lab::core::store::{Location, Store};
@@ -33,25 +33,6 @@ fn lab(url: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     }
     c.output().expect("running locklab")
 }
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    o
-}
-
-const BENCH: [&str; 11] = [
-    "bench",
-    "spin",
-    "--locks",
-    "tas",
-    "--threads",
-    "1,2",
-    "--secs",
-    "0.02",
-    "--reps",
-    "1",
-    "-q",
-];
 
 /// The test database's URL split into its password and the URL without it.
 fn without_password(db: &TestDatabase) -> (String, String) {

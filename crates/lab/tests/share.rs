@@ -6,12 +6,12 @@
 
 mod common;
 
-use common::{assert_bad_input, locklab, stderr, stdout, tmp};
+use common::{assert_bad_input, locklab, ok, stderr, stdout, tmp, SHORT_BENCH as BENCH};
 use locklab_lab::core::store::testing::TestDatabase;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// `locklab --db DB ARGS` on the machine named `machine`.
 fn on(machine: &str, db: &Path, args: &[&str]) -> Command {
@@ -22,26 +22,6 @@ fn on(machine: &str, db: &Path, args: &[&str]) -> Command {
         .args(args);
     c
 }
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    o
-}
-
-/// A short benchmark that stores one run of two points.
-const BENCH: [&str; 11] = [
-    "bench",
-    "spin",
-    "--locks",
-    "tas",
-    "--threads",
-    "1,2",
-    "--secs",
-    "0.02",
-    "--reps",
-    "1",
-    "-q",
-];
 
 /// Every run of a store: identity → (machine, points, complete).
 fn runs(db: &Path) -> HashMap<String, (String, u64, bool)> {

@@ -15,6 +15,27 @@ pub fn locklab(db: &Path, args: &[&str]) -> Output {
         .expect("running locklab")
 }
 
+/// `o`, after checking that the command succeeded (its output if not).
+pub fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    o
+}
+
+/// A short benchmark that stores one run of two points.
+pub const SHORT_BENCH: [&str; 11] = [
+    "bench",
+    "spin",
+    "--locks",
+    "tas",
+    "--threads",
+    "1,2",
+    "--secs",
+    "0.02",
+    "--reps",
+    "1",
+    "-q",
+];
+
 /// Standard error as text.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
