@@ -45,4 +45,5 @@
 #![warn(missing_docs)]
 
 pub mod lhp;
+pub mod locksim;
 pub mod queueing;

@@ -41,7 +41,7 @@ pub mod experiment;
 mod hist;
 pub mod policy;
 pub mod result;
-mod rng;
+pub(crate) mod rng;
 
 pub use config::{ConfigError, Dist, Host, LockKind, Ple, PleMode, Scenario, VmSpec, Workload};
 pub use experiment::{Experiment, Params, Row, RowMetrics, Setup, Table, VmRow};

@@ -1,0 +1,159 @@
+//! A discrete-event simulator of spin locks on a machine of sockets ×
+//! cores, with a cost model of cache coherence: for the questions no
+//! machine at hand can answer (how a ticket lock's throughput per core
+//! falls from 2 to 15 cores of one socket and across two, seed 001's
+//! Table 2), held to the queueing model where the model applies.
+//!
+//! **The machine.** Simulated threads run one per core, placed by
+//! [`Placement`] on a [`Topology`]. Memory is cache lines; each line has
+//! a place (modified in one core's cache, shared by several, or only in
+//! memory, which is the home socket's) and the cost of an access is set
+//! by where the line is when it is asked for ([`Costs`]): a hit in the
+//! core's own cache, a transfer from another core of its socket, from
+//! another socket, or from memory (local or remote). A line serves one
+//! transfer at a time: an access that needs the line while it is moving
+//! waits for it (`Line::busy_until`), which is how many spinners that
+//! re-read a line after each hand-over delay the one that will take it
+//! (the collapse seed 001 measures and Boyd-Wickizer et al. model). Hits
+//! are not serialised. An access takes effect, in the line's order, when
+//! it starts; the thread goes on when it ends. Costs within the socket are
+//! those of a line in another core's L1; L2 and L3 are not modelled, nor
+//! are store buffers, prefetching, SMT or frequency changes.
+//!
+//! **Spinning.** A thread that waits for a line to change (a ticket lock's
+//! `owner`, an MCS node's flag) reads it once and then watches its cached
+//! copy, which costs nothing until another core writes the line; the write
+//! invalidates every watcher, and each re-reads the line (a transfer, in
+//! the line's order) when the write is done. A test-and-set lock spins
+//! with swaps, each a transfer.
+//!
+//! **The threads** loop: acquire; a critical section of `cs` time and a
+//! write to each of `cs_lines` lines of data (which move with the lock);
+//! release; a delay outside the lock. Each algorithm ([`Algorithm`]) is
+//! the sequence of accesses of its file in `crates/sync`; each variant
+//! says which file and what is left out.
+//!
+//! **What it counts**, over a window that opens after a warm-up: each
+//! thread's acquisitions, hand-overs within and across sockets (the
+//! previous holder's socket against the next one's), and the time lines
+//! spent moving. Everything is deterministic: the same [`Config`] (seed
+//! included) gives the same [`Outcome`].
+
+mod machine;
+mod sim;
+
+pub use machine::{Costs, Placement, Topology};
+pub use sim::simulate;
+
+use crate::lhp::config::Dist;
+
+/// A lock algorithm, as the accesses of its file in `crates/sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// `spin/tas.rs`: swap 1 into the lock word until the old value is 0;
+    /// release stores 0. (The `spin_loop` hint between failed swaps is
+    /// not modelled: the next swap is issued when the last one ends.)
+    Tas,
+    /// `spin/ttas.rs`: read the word until it is 0, then swap; release
+    /// stores 0.
+    Ttas,
+    /// `spin/ticket.rs`: `fetch_add` on `next`, then read `owner` (the
+    /// same line) until it is the ticket; release stores `owner + 1`.
+    Ticket,
+    /// `spin/mcs.rs`, the classic queue: swap the thread's node into the
+    /// tail; with a predecessor, link behind it (a write to its node's
+    /// line) and watch the own node's flag; release reads the own node's
+    /// `next` and, with no successor, swings the tail back with a
+    /// compare-and-swap, else clears the successor's flag. (The file's
+    /// embedded node for a free lock makes the same accesses uncontended:
+    /// one read-modify-write to acquire, a read and one to release.)
+    Mcs,
+}
+
+impl Algorithm {
+    /// Every algorithm, by name.
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Tas,
+        Algorithm::Ttas,
+        Algorithm::Ticket,
+        Algorithm::Mcs,
+    ];
+
+    /// The lab's name of the lock.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Tas => "tas",
+            Algorithm::Ttas => "ttas",
+            Algorithm::Ticket => "ticket",
+            Algorithm::Mcs => "mcs",
+        }
+    }
+
+    /// Whether waiters are served in the order they arrived.
+    pub fn fifo(self) -> bool {
+        matches!(self, Algorithm::Ticket | Algorithm::Mcs)
+    }
+}
+
+/// One simulation: a lock, a machine, a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The lock.
+    pub algorithm: Algorithm,
+    /// The machine.
+    pub topology: Topology,
+    /// Which core each thread runs on.
+    pub placement: Placement,
+    /// What an access costs.
+    pub costs: Costs,
+    /// Threads, one per core (at most the topology's cores).
+    pub threads: u32,
+    /// The critical section's own time, ns.
+    pub cs: Dist,
+    /// Lines of data the critical section writes (each moves with the lock).
+    pub cs_lines: u32,
+    /// The delay outside the lock, ns.
+    pub delay: Dist,
+    /// Simulated time before the window opens, ns.
+    pub warmup_ns: f64,
+    /// The window, ns.
+    pub window_ns: f64,
+    /// The seed of the random lengths.
+    pub seed: u64,
+}
+
+/// What a simulation found, over its window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Acquisitions per second over the window.
+    pub throughput: f64,
+    /// Each thread's acquisitions in the window.
+    pub per_thread: Vec<u64>,
+    /// Hand-overs in the window between threads of one socket.
+    pub within_socket: u64,
+    /// Hand-overs in the window between threads of two sockets.
+    pub across_sockets: u64,
+    /// Time lines spent moving in the window (transfers, summed), ns.
+    pub transfer_ns: f64,
+    /// For each thread, the simulated time it spent in each phase over the
+    /// whole run (acquiring, in the critical section, releasing, in its
+    /// delay), ns: they add up to the run's length.
+    pub phases: Vec<[f64; 4]>,
+    /// The run's length (warm-up and window), ns.
+    pub run_ns: f64,
+}
+
+/// Why a simulation cannot run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimError(pub String);
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SimError {}
+
+#[cfg(test)]
+mod tests;

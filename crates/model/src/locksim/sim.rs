@@ -1,0 +1,593 @@
+//! The event loop, the coherence of lines, and each algorithm's steps.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::{Algorithm, Config, Costs, Outcome, SimError};
+use crate::lhp::config::Dist;
+use crate::lhp::rng::Rng;
+
+/// "No thread" in a line's field (an empty MCS tail or `next`).
+const NONE: u64 = u64::MAX;
+
+/// The line of the lock word (TAS's flag, the ticket lock's `next` and
+/// `owner`, MCS's tail).
+const LOCK: usize = 0;
+
+/// More events than this in one run is a bug (a spinner that never
+/// waits), reported rather than looped on.
+const MAX_EVENTS: u64 = 500_000_000;
+
+/// A cache line: two fields of 64 bits, where it is, and who watches it.
+struct Line {
+    vals: [u64; 2],
+    /// The core whose cache holds it modified, if one does.
+    owner: Option<u32>,
+    /// Cores holding a clean copy.
+    sharers: Vec<bool>,
+    /// The socket whose memory it lives in.
+    home: u32,
+    /// When its current transfer ends.
+    busy_until: f64,
+    /// Threads that read it, found it wanting, and wait for a write.
+    watchers: Vec<u32>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Write,
+    Rmw,
+}
+
+/// The lines and what moving them cost.
+struct Memory {
+    lines: Vec<Line>,
+    costs: Costs,
+    /// The socket of each core.
+    socket: Vec<u32>,
+    /// Transfer time inside the window, ns.
+    transfer_ns: f64,
+    window: (f64, f64),
+}
+
+impl Memory {
+    /// An access by core `c` to `line`, issued at `now`: its end, and the
+    /// watchers a write invalidated (to be woken at its end). The state
+    /// changes now, in the line's order.
+    fn access(&mut self, c: u32, line: usize, kind: Kind, now: f64) -> (f64, Vec<u32>) {
+        let costs = self.costs;
+        let my_socket = self.socket[c as usize];
+        let socket = &self.socket;
+        let l = &mut self.lines[line];
+        let from_core = |o: u32| {
+            if socket[o as usize] == my_socket {
+                costs.same_socket
+            } else {
+                costs.other_socket
+            }
+        };
+        let from_memory = if l.home == my_socket {
+            costs.memory_local
+        } else {
+            costs.memory_remote
+        };
+        let others_share = l
+            .sharers
+            .iter()
+            .enumerate()
+            .any(|(i, &s)| s && i as u32 != c);
+        let cycles = match kind {
+            Kind::Read => {
+                if l.owner == Some(c) || l.sharers[c as usize] {
+                    None
+                } else if let Some(o) = l.owner {
+                    Some(from_core(o))
+                } else if others_share {
+                    // The nearest clean copy.
+                    let near = l
+                        .sharers
+                        .iter()
+                        .enumerate()
+                        .any(|(i, &s)| s && socket[i] == my_socket);
+                    Some(if near {
+                        costs.same_socket
+                    } else {
+                        costs.other_socket
+                    })
+                } else {
+                    Some(from_memory)
+                }
+            }
+            Kind::Write | Kind::Rmw => {
+                if l.owner == Some(c)
+                    || (l.owner.is_none() && l.sharers[c as usize] && !others_share)
+                {
+                    None
+                } else if let Some(o) = l.owner {
+                    Some(from_core(o))
+                } else if others_share {
+                    // Invalidating every copy: as far as the farthest.
+                    let far = l
+                        .sharers
+                        .iter()
+                        .enumerate()
+                        .any(|(i, &s)| s && socket[i] != my_socket);
+                    Some(if far {
+                        costs.other_socket
+                    } else {
+                        costs.same_socket
+                    })
+                } else {
+                    Some(from_memory)
+                }
+            }
+        };
+        let atomic = if kind == Kind::Rmw { costs.atomic } else { 0.0 };
+        let done = match cycles {
+            None => now + costs.ns(costs.hit + atomic),
+            Some(cy) => {
+                let start = now.max(l.busy_until);
+                let d = costs.ns(cy + atomic);
+                l.busy_until = start + d;
+                // The part of the transfer inside the window.
+                let (lo, hi) = self.window;
+                self.transfer_ns += ((start + d).min(hi) - start.max(lo)).max(0.0);
+                start + d
+            }
+        };
+        let mut woken = Vec::new();
+        match kind {
+            Kind::Read => {
+                if let Some(o) = l.owner.take() {
+                    l.sharers[o as usize] = true;
+                }
+                l.sharers[c as usize] = true;
+            }
+            Kind::Write | Kind::Rmw => {
+                l.sharers.iter_mut().for_each(|s| *s = false);
+                l.owner = Some(c);
+                woken = std::mem::take(&mut l.watchers);
+            }
+        }
+        (done, woken)
+    }
+}
+
+/// Where a thread is in its loop.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    Acquire(u8),
+    /// Writing data line `i` (then the critical section's time).
+    Cs(u32),
+    Release(u8),
+    Delay,
+}
+
+impl Phase {
+    fn index(self) -> usize {
+        match self {
+            Phase::Acquire(_) => 0,
+            Phase::Cs(_) => 1,
+            Phase::Release(_) => 2,
+            Phase::Delay => 3,
+        }
+    }
+}
+
+struct Thread {
+    core: u32,
+    socket: u32,
+    phase: Phase,
+    /// The ticket drawn, or the MCS predecessor, or the MCS successor.
+    reg: u64,
+    rng: Rng,
+    /// The phase of the step that ran last, and when it ran: the time
+    /// from then to the next step is that phase's.
+    current: Phase,
+    since: f64,
+    phases: [f64; 4],
+    acquired: u64,
+}
+
+/// What a step asks of the loop.
+enum Next {
+    /// Run the thread's next step at this time.
+    At(f64),
+    /// Nothing until a write to the line it watches.
+    Watch,
+}
+
+/// An event: a thread's next step at a time (earliest first; ties in the
+/// order they were made).
+#[derive(PartialEq)]
+struct Event {
+    at: f64,
+    seq: u64,
+    thread: u32,
+}
+
+impl Eq for Event {}
+
+impl Ord for Event {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.at.total_cmp(&self.at).then(o.seq.cmp(&self.seq))
+    }
+}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+fn sample(rng: &mut Rng, d: Dist) -> f64 {
+    match d {
+        Dist::Const(x) => x,
+        Dist::Exp(m) => -m * (1.0 - rng.unit()).ln(),
+    }
+}
+
+fn check(c: &Config) -> Result<(), SimError> {
+    let t = c.topology;
+    if t.sockets == 0 || t.cores_per_socket == 0 || t.cores() > 4096 {
+        return Err(SimError(format!(
+            "topology {}x{}: allowed 1 or more sockets of 1 or more cores, 4096 cores at most",
+            t.sockets, t.cores_per_socket
+        )));
+    }
+    if c.threads == 0 || c.threads > t.cores() {
+        return Err(SimError(format!(
+            "{} threads on {} cores: allowed 1 to {} (one thread a core)",
+            c.threads,
+            t.cores(),
+            t.cores()
+        )));
+    }
+    for (name, d) in [("critical section", c.cs), ("delay", c.delay)] {
+        let m = d.mean();
+        if !(m.is_finite() && m >= 0.0) {
+            return Err(SimError(format!(
+                "{name} of {m} ns: allowed a finite length, 0 or more"
+            )));
+        }
+    }
+    if c.cs_lines > 64 {
+        return Err(SimError(format!(
+            "{} lines written in the critical section: allowed 0 to 64",
+            c.cs_lines
+        )));
+    }
+    let window_ok = c.window_ns.is_finite() && c.window_ns > 0.0;
+    let warmup_ok = c.warmup_ns.is_finite() && c.warmup_ns >= 0.0;
+    if !(window_ok && warmup_ok) {
+        return Err(SimError(format!(
+            "warm-up {} ns and window {} ns: allowed a warm-up of 0 or more and a window above 0",
+            c.warmup_ns, c.window_ns
+        )));
+    }
+    c.costs.check()
+}
+
+/// Runs one simulation.
+pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
+    check(c)?;
+    let topo = c.topology;
+    let cores = topo.cores() as usize;
+    let socket: Vec<u32> = (0..topo.cores())
+        .map(|core| core / topo.cores_per_socket)
+        .collect();
+    // Thread t's core: the placement's socket, the next free core there.
+    let mut used = vec![0u32; topo.sockets as usize];
+    let mut threads: Vec<Thread> = (0..c.threads)
+        .map(|t| {
+            let s = c.placement.socket_of(topo, t);
+            let core = s * topo.cores_per_socket + used[s as usize];
+            used[s as usize] += 1;
+            Thread {
+                core,
+                socket: s,
+                phase: Phase::Delay,
+                reg: NONE,
+                rng: Rng::new(c.seed ^ (u64::from(t) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                current: Phase::Delay,
+                since: 0.0,
+                phases: [0.0; 4],
+                acquired: 0,
+            }
+        })
+        .collect();
+    let nodes = 1 + c.cs_lines as usize;
+    let n_lines = nodes + c.threads as usize;
+    let end = c.warmup_ns + c.window_ns;
+    let mut mem = Memory {
+        lines: (0..n_lines)
+            .map(|i| Line {
+                vals: if i == LOCK { [0, 0] } else { [0, NONE] },
+                owner: None,
+                sharers: vec![false; cores],
+                // The lock and the data live on the first socket; each
+                // thread's node on its own.
+                home: if i >= nodes {
+                    threads[i - nodes].socket
+                } else {
+                    0
+                },
+                busy_until: 0.0,
+                watchers: Vec::new(),
+            })
+            .collect(),
+        costs: c.costs,
+        socket,
+        transfer_ns: 0.0,
+        window: (c.warmup_ns, end),
+    };
+    if c.algorithm == Algorithm::Mcs {
+        mem.lines[LOCK].vals[0] = NONE;
+    }
+
+    let mut heap = BinaryHeap::new();
+    let mut seq = 0u64;
+    for t in 0..c.threads {
+        heap.push(Event {
+            at: 0.0,
+            seq,
+            thread: t,
+        });
+        seq += 1;
+    }
+    let mut per_thread = vec![0u64; c.threads as usize];
+    let (mut within, mut across) = (0u64, 0u64);
+    let mut last_holder: Option<u32> = None;
+    let mut events = 0u64;
+    while let Some(Event {
+        at: now, thread: t, ..
+    }) = heap.pop()
+    {
+        if now > end {
+            break;
+        }
+        events += 1;
+        if events > MAX_EVENTS {
+            return Err(SimError(format!(
+                "more than {MAX_EVENTS} events by {now:.0} ns: a spinner that never waits"
+            )));
+        }
+        let th = &mut threads[t as usize];
+        let before = th.phase;
+        th.phases[th.current.index()] += now - th.since;
+        th.since = now;
+        th.current = before;
+        let (next, woken, acquired) = step(c, &mut mem, th, t, nodes, now);
+        if acquired {
+            // The acquisition ends at the step's end.
+            let at = match next {
+                Next::At(x) => x,
+                Next::Watch => now,
+            };
+            if at >= c.warmup_ns && at <= end {
+                per_thread[t as usize] += 1;
+                if let Some(prev) = last_holder.filter(|&p| p != t) {
+                    if threads[prev as usize].socket == threads[t as usize].socket {
+                        within += 1;
+                    } else {
+                        across += 1;
+                    }
+                }
+            }
+            threads[t as usize].acquired += 1;
+            last_holder = Some(t);
+        }
+        if let Next::At(x) = next {
+            heap.push(Event {
+                at: x,
+                seq,
+                thread: t,
+            });
+            seq += 1;
+        }
+        for (w, at) in woken {
+            heap.push(Event { at, seq, thread: w });
+            seq += 1;
+        }
+    }
+    for th in &mut threads {
+        th.phases[th.current.index()] += end - th.since;
+    }
+    let total: u64 = per_thread.iter().sum();
+    Ok(Outcome {
+        throughput: total as f64 / (c.window_ns * 1e-9),
+        per_thread,
+        within_socket: within,
+        across_sockets: across,
+        transfer_ns: mem.transfer_ns,
+        phases: threads.iter().map(|t| t.phases).collect(),
+        run_ns: end,
+    })
+}
+
+/// Thread `t`'s next step at `now`: what it asks of the loop, the
+/// watchers its write woke (each with the time to wake it), and whether
+/// the step took the lock. The time until the thread's next step belongs
+/// to the phase it was in when this one began (a delay's step starts the
+/// delay and moves the phase on to acquiring).
+fn step(
+    c: &Config,
+    mem: &mut Memory,
+    th: &mut Thread,
+    t: u32,
+    nodes: usize,
+    now: f64,
+) -> (Next, Vec<(u32, f64)>, bool) {
+    let core = th.core;
+    let me = nodes + t as usize;
+    let mut woke = Vec::new();
+    let mut access = |mem: &mut Memory, line: usize, kind: Kind| {
+        let (done, w) = mem.access(core, line, kind, now);
+        woke.extend(w.into_iter().map(|x| (x, done)));
+        done
+    };
+    let mut acquired = false;
+    let next = match (c.algorithm, th.phase) {
+        (_, Phase::Delay) => {
+            th.phase = Phase::Acquire(0);
+            Next::At(now + sample(&mut th.rng, c.delay))
+        }
+        (_, Phase::Cs(i)) if i < c.cs_lines => {
+            let done = access(mem, 1 + i as usize, Kind::Write);
+            th.phase = Phase::Cs(i + 1);
+            Next::At(done)
+        }
+        (_, Phase::Cs(_)) => {
+            th.phase = Phase::Release(0);
+            Next::At(now + sample(&mut th.rng, c.cs))
+        }
+
+        // tas: swap until the old value is 0.
+        (Algorithm::Tas, Phase::Acquire(_)) => {
+            let old = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = 1;
+            let done = access(mem, LOCK, Kind::Rmw);
+            if old == 0 {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            }
+            Next::At(done)
+        }
+        // ttas: read until 0, then swap.
+        (Algorithm::Ttas, Phase::Acquire(0)) => {
+            let v = mem.lines[LOCK].vals[0];
+            let done = access(mem, LOCK, Kind::Read);
+            if v == 0 {
+                th.phase = Phase::Acquire(1);
+                Next::At(done)
+            } else {
+                mem.lines[LOCK].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Ttas, Phase::Acquire(_)) => {
+            let old = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = 1;
+            let done = access(mem, LOCK, Kind::Rmw);
+            if old == 0 {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(0);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Tas | Algorithm::Ttas, Phase::Release(_)) => {
+            mem.lines[LOCK].vals[0] = 0;
+            let done = access(mem, LOCK, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+
+        // ticket: draw from `next` (field 0), wait for `owner` (field 1).
+        (Algorithm::Ticket, Phase::Acquire(0)) => {
+            th.reg = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] += 1;
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = Phase::Acquire(1);
+            Next::At(done)
+        }
+        (Algorithm::Ticket, Phase::Acquire(_)) => {
+            let owner = mem.lines[LOCK].vals[1];
+            let done = access(mem, LOCK, Kind::Read);
+            if owner == th.reg {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+                Next::At(done)
+            } else {
+                mem.lines[LOCK].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Ticket, Phase::Release(_)) => {
+            mem.lines[LOCK].vals[1] = th.reg + 1;
+            let done = access(mem, LOCK, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+
+        // mcs: own node's field 0 is `locked`, field 1 `next`; the lock's
+        // field 0 the tail.
+        (Algorithm::Mcs, Phase::Acquire(0)) => {
+            mem.lines[me].vals = [1, NONE];
+            let done = access(mem, me, Kind::Write);
+            th.phase = Phase::Acquire(1);
+            Next::At(done)
+        }
+        (Algorithm::Mcs, Phase::Acquire(1)) => {
+            th.reg = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = u64::from(t);
+            let done = access(mem, LOCK, Kind::Rmw);
+            if th.reg == NONE {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(2);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Mcs, Phase::Acquire(2)) => {
+            let pred = nodes + th.reg as usize;
+            mem.lines[pred].vals[1] = u64::from(t);
+            let done = access(mem, pred, Kind::Write);
+            th.phase = Phase::Acquire(3);
+            Next::At(done)
+        }
+        (Algorithm::Mcs, Phase::Acquire(_)) => {
+            let locked = mem.lines[me].vals[0];
+            let done = access(mem, me, Kind::Read);
+            if locked == 0 {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+                Next::At(done)
+            } else {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Mcs, Phase::Release(0 | 2)) => {
+            let next = mem.lines[me].vals[1];
+            let done = access(mem, me, Kind::Read);
+            let waiting = th.phase == Phase::Release(2);
+            if next != NONE {
+                th.reg = next;
+                th.phase = Phase::Release(3);
+                Next::At(done)
+            } else if waiting {
+                // A successor swapped itself in and is about to link.
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            } else {
+                th.phase = Phase::Release(1);
+                Next::At(done)
+            }
+        }
+        (Algorithm::Mcs, Phase::Release(1)) => {
+            let mine = mem.lines[LOCK].vals[0] == u64::from(t);
+            if mine {
+                mem.lines[LOCK].vals[0] = NONE;
+            }
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = if mine {
+                Phase::Delay
+            } else {
+                Phase::Release(2)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Mcs, Phase::Release(_)) => {
+            let succ = nodes + th.reg as usize;
+            mem.lines[succ].vals[0] = 0;
+            let done = access(mem, succ, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+    };
+    (next, woke, acquired)
+}
