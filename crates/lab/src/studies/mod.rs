@@ -18,6 +18,7 @@ pub mod model;
 pub mod profile;
 pub mod shared;
 pub mod sim_lhp;
+pub mod sim_spin;
 pub mod spin;
 pub mod torture;
 pub mod uncontended;

@@ -94,7 +94,7 @@ impl Costs {
     /// Refuses costs that are not finite and positive (zero for `atomic`
     /// allowed): a zero-cost access would let a spinner loop forever at
     /// one instant.
-    pub(super) fn check(&self) -> Result<(), SimError> {
+    pub fn check(&self) -> Result<(), SimError> {
         let all = [
             ("hit", self.hit),
             ("same_socket", self.same_socket),

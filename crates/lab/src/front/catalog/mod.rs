@@ -16,8 +16,8 @@ mod tests;
 use crate::core::error::Result;
 use crate::core::study::{Ctx, Outcome, RunCommand, Study};
 use crate::studies::{
-    advise, condvar, costs, hash, interposed, ipc, kv, lhp, model, profile, sim_lhp, spin, torture,
-    uncontended,
+    advise, condvar, costs, hash, interposed, ipc, kv, lhp, model, profile, sim_lhp, sim_spin,
+    spin, torture, uncontended,
 };
 use clap::{Args, Subcommand};
 
@@ -64,7 +64,7 @@ commands! {
         /// Queueing models of a lock: predict throughput from a service time and a delay, or fit them to a measured curve.
         #[command(display_order = 6)]
         Model(model::args::ModelArgs),
-        /// Simulators: `sim lhp` simulates lock-holder preemption in VMs under host scheduling policies (seed 004).
+        /// Simulators: `sim lhp` simulates lock-holder preemption in VMs under host scheduling policies (seed 004); `sim spin` spin locks on a machine of sockets × cores (seed 001).
         #[command(display_order = 7)]
         Sim(SimArgs),
         /// Run your own program under the C library's locks and under each of locklab's (LD_PRELOAD), and rank them.
@@ -109,6 +109,11 @@ commands! {
         /// Lock-holder preemption in VMs: seed 004's experiments (or a scenario
         /// file) simulated under each host policy, one row per policy.
         Lhp(sim_lhp::args::SimLhpArgs),
+        /// Spin locks on a simulated machine of sockets × cores (seed 001's
+        /// two 15-core sockets by default), with a cost model of cache
+        /// coherence (seed 002's Table 1): throughput, per-core rate,
+        /// fairness, hand-overs across sockets.
+        Spin(sim_spin::args::SimSpinArgs),
     }
 }
 

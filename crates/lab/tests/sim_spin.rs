@@ -1,0 +1,188 @@
+//! `locklab sim spin` from the command line: a run stored like a
+//! benchmark's (show, plot and report read it), seed 001's shape on two
+//! simulated 15-core sockets, a costs file, and bad input one line, exit
+//! 2, nothing stored.
+
+mod common;
+
+use common::{assert_rejected, locklab, ok, stdout, tmp};
+use serde_json::Value;
+
+/// The median throughput of `lock` at `threads` in a run's JSON.
+fn tput(v: &Value, lock: &str, threads: u64) -> f64 {
+    let p = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["lock"] == lock && p["threads"] == threads)
+        .unwrap_or_else(|| panic!("no point {lock} at {threads}"));
+    let mut xs: Vec<f64> = p["repetitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["throughput_ops_s"].as_f64().unwrap())
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+#[test]
+fn seed_001s_shape_on_two_simulated_sockets_stored_like_a_benchmark() {
+    let (d, db) = tmp();
+    let o = ok(locklab(
+        &db,
+        &[
+            "--json",
+            "sim",
+            "spin",
+            "--locks",
+            "ticket,mcs",
+            "--threads",
+            "1,2,15,30",
+            "--sim-ms",
+            "0.5",
+            "--reps",
+            "2",
+        ],
+    ));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 8);
+    // The ticket lock's rate per core collapses within a socket and
+    // further across; MCS keeps most of its total.
+    let (t2, t15, t30) = (
+        tput(&v, "ticket", 2),
+        tput(&v, "ticket", 15),
+        tput(&v, "ticket", 30),
+    );
+    assert!(
+        t15 / 15.0 < 0.1 * t2 / 2.0,
+        "ticket per core: {t2} at 2, {t15} at 15"
+    );
+    assert!(
+        t30 < t15,
+        "ticket: {t15} at 15 (one socket), {t30} at 30 (two)"
+    );
+    let (m2, m30) = (tput(&v, "mcs", 2), tput(&v, "mcs", 30));
+    assert!(
+        m30 > 0.5 * m2 && m30 > 5.0 * t30,
+        "mcs {m2} at 2, {m30} at 30"
+    );
+    // Hand-overs across sockets only where the threads span two.
+    let across = |threads: u64| {
+        v["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["lock"] == "mcs" && p["threads"] == threads)
+            .unwrap()["repetitions"][0]["sim-spin"]["across_sockets"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(across(15), 0);
+    assert!(across(30) > 0);
+    // The verdict names the simulated machine's groups.
+    let verdict = v["verdict"].to_string();
+    assert!(
+        verdict.contains("2+ sockets") && verdict.contains("mcs"),
+        "{verdict}"
+    );
+
+    // show, plot and report read it.
+    let text = stdout(&ok(locklab(&db, &["show", "last"])));
+    assert!(text.contains("SIMULATED on 2x15 cores"), "{text}");
+    let svg = d.path().join("sim.svg");
+    ok(locklab(
+        &db,
+        &["plot", "last", "--out", svg.to_str().unwrap()],
+    ));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let html = d.path().join("sim.html");
+    ok(locklab(
+        &db,
+        &["report", "last", "--out", html.to_str().unwrap()],
+    ));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("sim-spin"));
+}
+
+#[test]
+fn a_costs_file_changes_what_crossing_sockets_costs() {
+    let (d, db) = tmp();
+    let flat = d.path().join("flat.toml");
+    // Crossing sockets costs what staying does.
+    std::fs::write(&flat, "other_socket = 115.0\nmemory_remote = 185.0\n").unwrap();
+    let run = |costs: &str| {
+        let o = ok(locklab(
+            &db,
+            &[
+                "--json",
+                "sim",
+                "spin",
+                "--locks",
+                "mcs",
+                "--topology",
+                "2x4",
+                "--threads",
+                "8",
+                "--placement",
+                "round-robin",
+                "--sim-ms",
+                "0.5",
+                "--reps",
+                "1",
+                "--costs",
+                costs,
+            ],
+        ));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        tput(&v, "mcs", 8)
+    };
+    let seed = run("seed002");
+    let flat_rate = run(flat.to_str().unwrap());
+    assert!(
+        flat_rate > 1.1 * seed,
+        "flat {flat_rate} against seed 002's {seed}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_stores_nothing() {
+    let (d, db) = tmp();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--locks", "nope"],
+            "'nope' is not a simulated lock: allowed tas, ttas, ticket, mcs",
+        ),
+        (
+            &["--topology", "0x4"],
+            "'0x4' is not a topology: allowed SOCKETSxCORES",
+        ),
+        (&["--topology", "2x"], "is not a topology"),
+        (
+            &["--topology", "2x4", "--threads", "9"],
+            "9 threads on a 2x4 machine: allowed 1 to 8",
+        ),
+        (&["--placement", "diagonal"], "allowed fill or round-robin"),
+        (
+            &["--costs", "missing.toml"],
+            "--costs missing.toml: cannot read it",
+        ),
+        (&["--sim-ms", "0"], "allowed 0.01 to 10000"),
+    ];
+    for (args, needle) in cases {
+        let all: Vec<&str> = ["sim", "spin"].iter().chain(args).copied().collect();
+        assert_rejected(&db, &all, needle);
+    }
+    let bad = d.path().join("bad.toml");
+    std::fs::write(&bad, "hit = 4\nwarp = 9\n").unwrap();
+    assert_rejected(
+        &db,
+        &["sim", "spin", "--costs", bad.to_str().unwrap()],
+        "unknown field `warp`",
+    );
+    std::fs::write(&bad, "hit = 0.0\n").unwrap();
+    assert_rejected(
+        &db,
+        &["sim", "spin", "--costs", bad.to_str().unwrap()],
+        "cost hit = 0: allowed a finite number above 0",
+    );
+}
