@@ -68,15 +68,28 @@ pub enum Algorithm {
     /// embedded node for a free lock makes the same accesses uncontended:
     /// one read-modify-write to acquire, a read and one to release.)
     Mcs,
+    /// `numa/cohort.rs`, C-BO-MCS (Dice, Marathe and Shavit, lock
+    /// cohorting): an MCS lock per socket (its tail and `passes` on one
+    /// line of that socket's memory) under one global test-and-test-and-set
+    /// lock. The next holder of a socket's local lock reads `passes`: above
+    /// 0, the global lock came with it; else it takes the global lock. A
+    /// release with a waiter of its socket (a successor linked, or the
+    /// tail not its own) passes the global lock on with the local one,
+    /// up to the file's bound of 100 in a row; otherwise it writes
+    /// `passes` 0, releases the global lock and then the local one. (The
+    /// global lock's randomized backoff is not modelled: a waiter for it
+    /// watches its line.)
+    CboMcs,
 }
 
 impl Algorithm {
     /// Every algorithm, by name.
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::Tas,
         Algorithm::Ttas,
         Algorithm::Ticket,
         Algorithm::Mcs,
+        Algorithm::CboMcs,
     ];
 
     /// The lab's name of the lock.
@@ -86,6 +99,7 @@ impl Algorithm {
             Algorithm::Ttas => "ttas",
             Algorithm::Ticket => "ticket",
             Algorithm::Mcs => "mcs",
+            Algorithm::CboMcs => "c-bo-mcs",
         }
     }
 

@@ -14,6 +14,10 @@ const NONE: u64 = u64::MAX;
 /// `owner`, MCS's tail).
 const LOCK: usize = 0;
 
+/// C-BO-MCS: the most consecutive passes of the global lock within a
+/// socket (`numa/cohort.rs`, `COHORT_BOUND`).
+const COHORT_BOUND: u64 = 100;
+
 /// More events than this in one run is a bug (a spinner that never
 /// waits), reported rather than looped on.
 const MAX_EVENTS: u64 = 500_000_000;
@@ -181,6 +185,9 @@ struct Thread {
     phase: Phase,
     /// The ticket drawn, or the MCS predecessor, or the MCS successor.
     reg: u64,
+    /// C-BO-MCS: the consecutive passes of the global lock read with the
+    /// local lock.
+    passes: u64,
     rng: Rng,
     /// The phase of the step that ran last, and when it ran: the time
     /// from then to the next step is that phase's.
@@ -289,6 +296,7 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
                 socket: s,
                 phase: Phase::Delay,
                 reg: NONE,
+                passes: 0,
                 rng: Rng::new(c.seed ^ (u64::from(t) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
                 current: Phase::Delay,
                 since: 0.0,
@@ -298,17 +306,27 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
         })
         .collect();
     let nodes = 1 + c.cs_lines as usize;
-    let n_lines = nodes + c.threads as usize;
+    // C-BO-MCS: a line per socket (its local MCS tail and `passes`).
+    let cohorts = nodes + c.threads as usize;
+    let n_lines = cohorts + topo.sockets as usize;
     let end = c.warmup_ns + c.window_ns;
     let mut mem = Memory {
         lines: (0..n_lines)
             .map(|i| Line {
-                vals: if i == LOCK { [0, 0] } else { [0, NONE] },
+                vals: if i == LOCK {
+                    [0, 0]
+                } else if i >= cohorts {
+                    [NONE, 0]
+                } else {
+                    [0, NONE]
+                },
                 owner: None,
                 sharers: vec![false; cores],
                 // The lock and the data live on the first socket; each
                 // thread's node on its own.
-                home: if i >= nodes {
+                home: if i >= cohorts {
+                    (i - cohorts) as u32
+                } else if i >= nodes {
                     threads[i - nodes].socket
                 } else {
                     0
@@ -421,6 +439,8 @@ fn step(
 ) -> (Next, Vec<(u32, f64)>, bool) {
     let core = th.core;
     let me = nodes + t as usize;
+    // C-BO-MCS: this thread's socket's local lock.
+    let cohort = nodes + c.threads as usize + th.socket as usize;
     let mut woke = Vec::new();
     let mut access = |mem: &mut Memory, line: usize, kind: Kind| {
         let (done, w) = mem.access(core, line, kind, now);
@@ -586,6 +606,168 @@ fn step(
             mem.lines[succ].vals[0] = 0;
             let done = access(mem, succ, Kind::Write);
             th.phase = Phase::Delay;
+            Next::At(done)
+        }
+
+        // c-bo-mcs. Acquire: 0-3 the local MCS lock (the cohort line's
+        // field 0 its tail), 4 read `passes` (field 1), 5-6 the global
+        // test-and-test-and-set lock (the lock word).
+        (Algorithm::CboMcs, Phase::Acquire(0)) => {
+            mem.lines[me].vals = [1, NONE];
+            let done = access(mem, me, Kind::Write);
+            th.phase = Phase::Acquire(1);
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Acquire(1)) => {
+            th.reg = mem.lines[cohort].vals[0];
+            mem.lines[cohort].vals[0] = u64::from(t);
+            let done = access(mem, cohort, Kind::Rmw);
+            th.phase = if th.reg == NONE {
+                Phase::Acquire(4)
+            } else {
+                Phase::Acquire(2)
+            };
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Acquire(2)) => {
+            let pred = nodes + th.reg as usize;
+            mem.lines[pred].vals[1] = u64::from(t);
+            let done = access(mem, pred, Kind::Write);
+            th.phase = Phase::Acquire(3);
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Acquire(3)) => {
+            let locked = mem.lines[me].vals[0];
+            let done = access(mem, me, Kind::Read);
+            if locked == 0 {
+                th.phase = Phase::Acquire(4);
+                Next::At(done)
+            } else {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::CboMcs, Phase::Acquire(4)) => {
+            th.passes = mem.lines[cohort].vals[1];
+            let done = access(mem, cohort, Kind::Read);
+            if th.passes > 0 {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(5);
+            }
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Acquire(5)) => {
+            let v = mem.lines[LOCK].vals[0];
+            let done = access(mem, LOCK, Kind::Read);
+            if v == 0 {
+                th.phase = Phase::Acquire(6);
+                Next::At(done)
+            } else {
+                mem.lines[LOCK].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::CboMcs, Phase::Acquire(_)) => {
+            let old = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = 1;
+            let done = access(mem, LOCK, Kind::Rmw);
+            if old == 0 {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(5);
+            }
+            Next::At(done)
+        }
+        // Release: 0 read the own node's `next`, 1 (none linked) read the
+        // local tail; 2 a waiter: write `passes` (+1 to pass the global
+        // lock, else 0), then 3 release the global lock unless passed,
+        // then 6 the MCS hand-over; 4 no waiter: write `passes` 0, 5
+        // release the global lock, 7 swing the local tail back (or, if a
+        // waiter came, 6 hand over to it).
+        (Algorithm::CboMcs, Phase::Release(0)) => {
+            let next = mem.lines[me].vals[1];
+            let done = access(mem, me, Kind::Read);
+            th.phase = if next != NONE {
+                th.reg = next;
+                Phase::Release(2)
+            } else {
+                Phase::Release(1)
+            };
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Release(1)) => {
+            let tail = mem.lines[cohort].vals[0];
+            let done = access(mem, cohort, Kind::Read);
+            th.reg = NONE;
+            th.phase = if tail != u64::from(t) {
+                Phase::Release(2)
+            } else {
+                Phase::Release(4)
+            };
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Release(2)) => {
+            let pass = th.passes < COHORT_BOUND;
+            mem.lines[cohort].vals[1] = if pass { th.passes + 1 } else { 0 };
+            let done = access(mem, cohort, Kind::Write);
+            th.phase = if pass {
+                Phase::Release(6)
+            } else {
+                Phase::Release(3)
+            };
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Release(3 | 5)) => {
+            mem.lines[LOCK].vals[0] = 0;
+            let done = access(mem, LOCK, Kind::Write);
+            th.phase = if th.phase == Phase::Release(3) {
+                Phase::Release(6)
+            } else {
+                Phase::Release(7)
+            };
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Release(4)) => {
+            mem.lines[cohort].vals[1] = 0;
+            let done = access(mem, cohort, Kind::Write);
+            th.phase = Phase::Release(5);
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Release(6)) if th.reg == NONE => {
+            // The MCS hand-over to a successor that has swapped itself in
+            // and is about to link.
+            let next = mem.lines[me].vals[1];
+            let done = access(mem, me, Kind::Read);
+            if next == NONE {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            } else {
+                th.reg = next;
+                Next::At(done)
+            }
+        }
+        (Algorithm::CboMcs, Phase::Release(6)) => {
+            let succ = nodes + th.reg as usize;
+            th.reg = NONE;
+            mem.lines[succ].vals[0] = 0;
+            let done = access(mem, succ, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Release(_)) => {
+            let mine = mem.lines[cohort].vals[0] == u64::from(t);
+            if mine {
+                mem.lines[cohort].vals[0] = NONE;
+            }
+            let done = access(mem, cohort, Kind::Rmw);
+            th.phase = if mine {
+                Phase::Delay
+            } else {
+                Phase::Release(6)
+            };
             Next::At(done)
         }
     };
