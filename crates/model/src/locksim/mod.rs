@@ -80,16 +80,25 @@ pub enum Algorithm {
     /// global lock's randomized backoff is not modelled: a waiter for it
     /// watches its line.)
     CboMcs,
+    /// `numa/cna.rs`, CNA (Dice and Kogan, compact NUMA-aware locks): MCS
+    /// whose holder reads along the queue (each waiter's node line) for
+    /// the first waiter of its own socket, cuts the waiters it skipped out
+    /// into a secondary queue (writes to their nodes) and grants the lock
+    /// with the secondary queue's head; with no waiter of its socket, or
+    /// after the file's bound of 2^16 such hand-overs, it splices the
+    /// secondary queue back in front and grants its head.
+    Cna,
 }
 
 impl Algorithm {
     /// Every algorithm, by name.
-    pub const ALL: [Algorithm; 5] = [
+    pub const ALL: [Algorithm; 6] = [
         Algorithm::Tas,
         Algorithm::Ttas,
         Algorithm::Ticket,
         Algorithm::Mcs,
         Algorithm::CboMcs,
+        Algorithm::Cna,
     ];
 
     /// The lab's name of the lock.
@@ -100,6 +109,7 @@ impl Algorithm {
             Algorithm::Ticket => "ticket",
             Algorithm::Mcs => "mcs",
             Algorithm::CboMcs => "c-bo-mcs",
+            Algorithm::Cna => "cna",
         }
     }
 

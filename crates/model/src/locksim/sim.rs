@@ -18,6 +18,13 @@ const LOCK: usize = 0;
 /// socket (`numa/cohort.rs`, `COHORT_BOUND`).
 const COHORT_BOUND: u64 = 100;
 
+/// CNA: the most consecutive local hand-overs while skipped waiters wait
+/// (`numa/cna.rs`, `CNA_BOUND`).
+const CNA_BOUND: u64 = 1 << 16;
+
+/// CNA: a grant without a secondary queue.
+const GRANTED: u64 = u64::MAX - 1;
+
 /// More events than this in one run is a bug (a spinner that never
 /// waits), reported rather than looped on.
 const MAX_EVENTS: u64 = 500_000_000;
@@ -52,6 +59,13 @@ struct Memory {
     socket: Vec<u32>,
     /// Transfer time inside the window, ns.
     transfer_ns: f64,
+    /// CNA: fields of each thread's queue node beyond the two of its line
+    /// (`count` and `sec_tail`; they live on that line, whose accesses
+    /// are charged where they are read or written).
+    cna_count: Vec<u64>,
+    cna_sec_tail: Vec<u64>,
+    /// The socket of each thread (the NUMA node a CNA waiter records).
+    thread_socket: Vec<u32>,
     window: (f64, f64),
 }
 
@@ -186,8 +200,13 @@ struct Thread {
     /// The ticket drawn, or the MCS predecessor, or the MCS successor.
     reg: u64,
     /// C-BO-MCS: the consecutive passes of the global lock read with the
-    /// local lock.
+    /// local lock; CNA: the count of local hand-overs that came with it.
     passes: u64,
+    /// CNA: the secondary queue's head that came with the lock (`NONE`:
+    /// empty), and the scan's current node and the last node it skipped.
+    sec: u64,
+    cur: u64,
+    last: u64,
     rng: Rng,
     /// The phase of the step that ran last, and when it ran: the time
     /// from then to the next step is that phase's.
@@ -297,6 +316,9 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
                 phase: Phase::Delay,
                 reg: NONE,
                 passes: 0,
+                sec: NONE,
+                cur: NONE,
+                last: NONE,
                 rng: Rng::new(c.seed ^ (u64::from(t) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
                 current: Phase::Delay,
                 since: 0.0,
@@ -338,9 +360,12 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
         costs: c.costs,
         socket,
         transfer_ns: 0.0,
+        cna_count: vec![0; c.threads as usize],
+        cna_sec_tail: vec![NONE; c.threads as usize],
+        thread_socket: threads.iter().map(|t| t.socket).collect(),
         window: (c.warmup_ns, end),
     };
-    if c.algorithm == Algorithm::Mcs {
+    if matches!(c.algorithm, Algorithm::Mcs | Algorithm::Cna) {
         mem.lines[LOCK].vals[0] = NONE;
     }
 
@@ -757,7 +782,7 @@ fn step(
             th.phase = Phase::Delay;
             Next::At(done)
         }
-        (Algorithm::CboMcs, Phase::Release(_)) => {
+        (Algorithm::CboMcs, Phase::Release(7)) => {
             let mine = mem.lines[cohort].vals[0] == u64::from(t);
             if mine {
                 mem.lines[cohort].vals[0] = NONE;
@@ -767,6 +792,179 @@ fn step(
                 Phase::Delay
             } else {
                 Phase::Release(6)
+            };
+            Next::At(done)
+        }
+        (Algorithm::CboMcs, Phase::Release(_)) => unreachable!("c-bo-mcs has no such step"),
+
+        // cna. Acquire as MCS, the own node's field 0 being its grant
+        // (`NONE` while waiting, then `GRANTED` or the secondary queue's
+        // head) and field 1 its `next`.
+        (Algorithm::Cna, Phase::Acquire(0)) => {
+            mem.lines[me].vals = [NONE, NONE];
+            let done = access(mem, me, Kind::Write);
+            th.phase = Phase::Acquire(1);
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Acquire(1)) => {
+            th.reg = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = u64::from(t);
+            let done = access(mem, LOCK, Kind::Rmw);
+            if th.reg == NONE {
+                acquired = true;
+                th.sec = NONE;
+                th.passes = 0;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(2);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Acquire(2)) => {
+            let pred = nodes + th.reg as usize;
+            mem.lines[pred].vals[1] = u64::from(t);
+            let done = access(mem, pred, Kind::Write);
+            th.phase = Phase::Acquire(3);
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Acquire(_)) => {
+            let grant = mem.lines[me].vals[0];
+            let done = access(mem, me, Kind::Read);
+            if grant == NONE {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            } else {
+                acquired = true;
+                th.sec = if grant == GRANTED { NONE } else { grant };
+                th.passes = mem.cna_count[t as usize];
+                th.phase = Phase::Cs(0);
+                Next::At(done)
+            }
+        }
+        // Release: 0 read the own `next`; 1 scan the main queue for a
+        // waiter of this socket (a read of each node's line); 2-4 move
+        // the waiters skipped to the secondary queue; 5 grant the local
+        // waiter; 6-7 no local waiter (or the bound reached): splice the
+        // secondary queue in front and grant its head, or grant the main
+        // queue's head; 8-9 no successor linked: swing the tail back (to
+        // the secondary queue's last node, if any), or wait for the link.
+        (Algorithm::Cna, Phase::Release(0 | 9)) => {
+            let next = mem.lines[me].vals[1];
+            let done = access(mem, me, Kind::Read);
+            if next == NONE {
+                if th.phase == Phase::Release(9) {
+                    mem.lines[me].watchers.push(t);
+                    return (Next::Watch, woke, false);
+                }
+                th.phase = Phase::Release(8);
+            } else {
+                th.reg = next;
+                th.cur = next;
+                th.last = NONE;
+                th.phase = if th.passes >= CNA_BOUND && th.sec != NONE {
+                    Phase::Release(6)
+                } else {
+                    Phase::Release(1)
+                };
+            }
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(1)) => {
+            let cur = th.cur as usize;
+            let done = access(mem, nodes + cur, Kind::Read);
+            if mem.thread_socket[cur] == th.socket {
+                th.phase = if th.last == NONE {
+                    Phase::Release(5)
+                } else {
+                    Phase::Release(2)
+                };
+            } else {
+                let nxt = mem.lines[nodes + cur].vals[1];
+                th.last = th.cur;
+                if nxt == NONE {
+                    th.phase = Phase::Release(6);
+                } else {
+                    th.cur = nxt;
+                }
+            }
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(2)) => {
+            // Cut the skipped segment (head `reg` to `last`) off the queue.
+            let last = nodes + th.last as usize;
+            mem.lines[last].vals[1] = NONE;
+            let done = access(mem, last, Kind::Write);
+            th.phase = if th.sec == NONE {
+                Phase::Release(4)
+            } else {
+                Phase::Release(3)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(3)) => {
+            // Append it to the secondary queue: its last node's `next`.
+            let tail = nodes + mem.cna_sec_tail[th.sec as usize] as usize;
+            mem.lines[tail].vals[1] = th.reg;
+            let done = access(mem, tail, Kind::Write);
+            th.phase = Phase::Release(4);
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(4)) => {
+            // The secondary queue's head records its new last node.
+            if th.sec == NONE {
+                th.sec = th.reg;
+            }
+            let head = th.sec as usize;
+            mem.cna_sec_tail[head] = th.last;
+            let done = access(mem, nodes + head, Kind::Write);
+            th.phase = Phase::Release(5);
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(5)) => {
+            // Grant the local waiter, the secondary queue with it.
+            let w = th.cur as usize;
+            mem.cna_count[w] = if th.sec == NONE { 0 } else { th.passes + 1 };
+            mem.lines[nodes + w].vals[0] = if th.sec == NONE { GRANTED } else { th.sec };
+            let done = access(mem, nodes + w, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(6)) if th.sec != NONE => {
+            // Splice the secondary queue in front of the main one.
+            let tail = nodes + mem.cna_sec_tail[th.sec as usize] as usize;
+            mem.lines[tail].vals[1] = th.reg;
+            let done = access(mem, tail, Kind::Write);
+            th.phase = Phase::Release(7);
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(6 | 7)) => {
+            // Grant the secondary queue's head, or the main queue's.
+            let w = if th.sec != NONE { th.sec } else { th.reg } as usize;
+            mem.cna_count[w] = 0;
+            mem.lines[nodes + w].vals[0] = GRANTED;
+            let done = access(mem, nodes + w, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+        (Algorithm::Cna, Phase::Release(_)) => {
+            // Release(8): nobody linked behind; swing the tail back.
+            let mine = mem.lines[LOCK].vals[0] == u64::from(t);
+            if mine {
+                mem.lines[LOCK].vals[0] = if th.sec == NONE {
+                    NONE
+                } else {
+                    mem.cna_sec_tail[th.sec as usize]
+                };
+            }
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = match (mine, th.sec != NONE) {
+                (true, false) => Phase::Delay,
+                // The secondary queue is the queue now: its head's turn.
+                (true, true) => {
+                    th.reg = NONE;
+                    Phase::Release(7)
+                }
+                (false, _) => Phase::Release(9),
             };
             Next::At(done)
         }

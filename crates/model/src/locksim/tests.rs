@@ -44,6 +44,7 @@ fn one_threads_cost_is_the_sum_of_its_accesses() {
         // lock; read next, read tail, write passes, store the global lock,
         // CAS tail
         (Algorithm::CboMcs, 7, 3),
+        (Algorithm::Cna, 2, 2), // as MCS uncontended
     ];
     for (alg, plain, rmw) in cases {
         for (atomic, cs_lines, cs_ns) in [(0.0, 0, 0.0), (20.0, 2, 100.0)] {
@@ -206,7 +207,7 @@ fn bad_configurations_are_refused_with_what_is_allowed() {
     assert!(simulate(&c).unwrap_err().0.contains("window"));
 }
 
-/// Lock cohorting keeps the lock within a socket: on two sockets with the
+/// Lock cohorting and CNA keep the lock within a socket: on two sockets with the
 /// threads spread over both, C-BO-MCS hands over across sockets about once
 /// a tenure (at most 101 critical sections), where MCS, in arrival order,
 /// crosses about every other time; and with the eight lines of data it
@@ -222,7 +223,11 @@ fn a_cohort_lock_keeps_hand_overs_within_a_socket() {
         c.delay = Dist::Exp(100.0);
         simulate(&c).unwrap()
     };
-    let (cohort, mcs) = (run(Algorithm::CboMcs), run(Algorithm::Mcs));
+    let (cohort, mcs, cna) = (
+        run(Algorithm::CboMcs),
+        run(Algorithm::Mcs),
+        run(Algorithm::Cna),
+    );
     let share = |o: &Outcome| o.across_sockets as f64 / (o.within_socket + o.across_sockets) as f64;
     assert!(
         share(&cohort) < 0.02,
@@ -233,6 +238,18 @@ fn a_cohort_lock_keeps_hand_overs_within_a_socket() {
         share(&mcs) > 0.3,
         "mcs crosses {:.3} of hand-overs",
         share(&mcs)
+    );
+    // CNA crosses only when no waiter of the holder's socket is queued.
+    assert!(
+        share(&cna) < 0.1,
+        "cna crosses {:.3} of hand-overs",
+        share(&cna)
+    );
+    assert!(
+        cna.throughput > 1.1 * mcs.throughput,
+        "cna {:.3e} against mcs {:.3e}",
+        cna.throughput,
+        mcs.throughput
     );
     assert!(
         cohort.throughput > 1.1 * mcs.throughput,
