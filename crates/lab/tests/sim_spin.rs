@@ -150,7 +150,7 @@ fn bad_input_is_one_line_and_stores_nothing() {
     let cases: [(&[&str], &str); 7] = [
         (
             &["--locks", "nope"],
-            "'nope' is not a simulated lock: allowed tas, ttas, ticket, mcs, c-bo-mcs, cna",
+            "'nope' is not a simulated lock: allowed tas, ttas, ticket, mcs, clh, hemlock, c-bo-mcs, cna",
         ),
         (
             &["--topology", "0x4"],
@@ -185,4 +185,43 @@ fn bad_input_is_one_line_and_stores_nothing() {
         &["sim", "spin", "--costs", bad.to_str().unwrap()],
         "cost hit = 0: allowed a finite number above 0",
     );
+}
+
+/// `--costs here` measures this machine: the costs land in the run's
+/// parameters, in ns (a 1 GHz clock), a transfer dearer than a hit.
+#[test]
+fn costs_measured_here_are_recorded_with_the_run() {
+    let (_d, db) = tmp();
+    let o = locklab(
+        &db,
+        &[
+            "--json",
+            "sim",
+            "spin",
+            "--locks",
+            "ticket",
+            "--topology",
+            "1x2",
+            "--threads",
+            "1,2",
+            "--sim-ms",
+            "0.2",
+            "--reps",
+            "1",
+            "--costs",
+            "here",
+        ],
+    );
+    if o.status.code() == Some(2) && common::stderr(&o).contains("this machine has one CPU") {
+        return;
+    }
+    let v: Value = serde_json::from_str(&stdout(&ok(o))).unwrap();
+    let c = &v["points"][0]["params"]["cost_cycles"];
+    assert_eq!(v["points"][0]["params"]["costs"], "here");
+    assert_eq!(c["ghz"], 1.0);
+    let (hit, same) = (
+        c["hit"].as_f64().unwrap(),
+        c["same_socket"].as_f64().unwrap(),
+    );
+    assert!(hit > 0.0 && same > hit, "{c}");
 }

@@ -88,15 +88,28 @@ pub enum Algorithm {
     /// after the file's bound of 2^16 such hand-overs, it splices the
     /// secondary queue back in front and grants its head.
     Cna,
+    /// `spin/clh.rs`: mark a node of this thread's pool locked, swap it
+    /// into the tail, watch the predecessor's node until it is released
+    /// (then take that node into the pool); release is one store into the
+    /// own node, which stays in the queue for its successor.
+    Clh,
+    /// `spin/hemlock.rs`: swap the thread's grant word into the tail;
+    /// with a predecessor, watch its grant word until it names this lock,
+    /// then clear it (the acknowledgement). Release swings the tail back
+    /// with a compare-and-swap, or writes the lock into the own grant
+    /// word and watches it until the successor has cleared it.
+    Hemlock,
 }
 
 impl Algorithm {
     /// Every algorithm, by name.
-    pub const ALL: [Algorithm; 6] = [
+    pub const ALL: [Algorithm; 8] = [
         Algorithm::Tas,
         Algorithm::Ttas,
         Algorithm::Ticket,
         Algorithm::Mcs,
+        Algorithm::Clh,
+        Algorithm::Hemlock,
         Algorithm::CboMcs,
         Algorithm::Cna,
     ];
@@ -110,12 +123,17 @@ impl Algorithm {
             Algorithm::Mcs => "mcs",
             Algorithm::CboMcs => "c-bo-mcs",
             Algorithm::Cna => "cna",
+            Algorithm::Clh => "clh",
+            Algorithm::Hemlock => "hemlock",
         }
     }
 
     /// Whether waiters are served in the order they arrived.
     pub fn fifo(self) -> bool {
-        matches!(self, Algorithm::Ticket | Algorithm::Mcs)
+        matches!(
+            self,
+            Algorithm::Ticket | Algorithm::Mcs | Algorithm::Clh | Algorithm::Hemlock
+        )
     }
 }
 

@@ -66,6 +66,8 @@ struct Memory {
     cna_sec_tail: Vec<u64>,
     /// The socket of each thread (the NUMA node a CNA waiter records).
     thread_socket: Vec<u32>,
+    /// CLH: each thread's pool of free nodes (line indexes).
+    clh_free: Vec<Vec<usize>>,
     window: (f64, f64),
 }
 
@@ -363,9 +365,13 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
         cna_count: vec![0; c.threads as usize],
         cna_sec_tail: vec![NONE; c.threads as usize],
         thread_socket: threads.iter().map(|t| t.socket).collect(),
+        clh_free: (0..c.threads as usize).map(|t| vec![nodes + t]).collect(),
         window: (c.warmup_ns, end),
     };
-    if matches!(c.algorithm, Algorithm::Mcs | Algorithm::Cna) {
+    if matches!(
+        c.algorithm,
+        Algorithm::Mcs | Algorithm::Cna | Algorithm::Clh | Algorithm::Hemlock
+    ) {
         mem.lines[LOCK].vals[0] = NONE;
     }
 
@@ -946,6 +952,135 @@ fn step(
             th.phase = Phase::Delay;
             Next::At(done)
         }
+        // clh: the lock word's field 0 is the tail (a node's line, or
+        // NONE); a node's field 0 is 1 while locked. `cur` is the node in
+        // use, `reg` the predecessor's.
+        (Algorithm::Clh, Phase::Acquire(0)) => {
+            let node = match mem.clh_free[t as usize].pop() {
+                Some(n) => n,
+                None => {
+                    // The pool is empty: a new node in this socket's memory.
+                    let home = th.socket;
+                    let cores = mem.socket.len();
+                    mem.lines.push(Line {
+                        vals: [0, NONE],
+                        owner: None,
+                        sharers: vec![false; cores],
+                        home,
+                        busy_until: 0.0,
+                        watchers: Vec::new(),
+                    });
+                    mem.lines.len() - 1
+                }
+            };
+            th.cur = node as u64;
+            mem.lines[node].vals[0] = 1;
+            let done = access(mem, node, Kind::Write);
+            th.phase = Phase::Acquire(1);
+            Next::At(done)
+        }
+        (Algorithm::Clh, Phase::Acquire(1)) => {
+            th.reg = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = th.cur;
+            let done = access(mem, LOCK, Kind::Rmw);
+            if th.reg == NONE {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(2);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Clh, Phase::Acquire(_)) => {
+            let pred = th.reg as usize;
+            let locked = mem.lines[pred].vals[0];
+            let done = access(mem, pred, Kind::Read);
+            if locked == 0 {
+                // The released predecessor's node is ours now.
+                mem.clh_free[t as usize].push(pred);
+                acquired = true;
+                th.phase = Phase::Cs(0);
+                Next::At(done)
+            } else {
+                mem.lines[pred].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Clh, Phase::Release(_)) => {
+            let node = th.cur as usize;
+            mem.lines[node].vals[0] = 0;
+            let done = access(mem, node, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+
+        // hemlock: the lock word's field 0 is the tail (a thread, or
+        // NONE); a thread's grant word is its node line's field 0 (0, or
+        // 1: "releasing this lock").
+        (Algorithm::Hemlock, Phase::Acquire(0)) => {
+            th.reg = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = u64::from(t);
+            let done = access(mem, LOCK, Kind::Rmw);
+            if th.reg == NONE {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(1);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Hemlock, Phase::Acquire(1)) => {
+            let pred = nodes + th.reg as usize;
+            let grant = mem.lines[pred].vals[0];
+            let done = access(mem, pred, Kind::Read);
+            if grant == 1 {
+                th.phase = Phase::Acquire(2);
+                Next::At(done)
+            } else {
+                mem.lines[pred].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Hemlock, Phase::Acquire(_)) => {
+            // The acknowledgement: clear the predecessor's grant word.
+            let pred = nodes + th.reg as usize;
+            mem.lines[pred].vals[0] = 0;
+            let done = access(mem, pred, Kind::Write);
+            acquired = true;
+            th.phase = Phase::Cs(0);
+            Next::At(done)
+        }
+        (Algorithm::Hemlock, Phase::Release(0)) => {
+            let mine = mem.lines[LOCK].vals[0] == u64::from(t);
+            if mine {
+                mem.lines[LOCK].vals[0] = NONE;
+            }
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = if mine {
+                Phase::Delay
+            } else {
+                Phase::Release(1)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Hemlock, Phase::Release(1)) => {
+            mem.lines[me].vals[0] = 1;
+            let done = access(mem, me, Kind::Write);
+            th.phase = Phase::Release(2);
+            Next::At(done)
+        }
+        (Algorithm::Hemlock, Phase::Release(_)) => {
+            let grant = mem.lines[me].vals[0];
+            let done = access(mem, me, Kind::Read);
+            if grant == 0 {
+                th.phase = Phase::Delay;
+                Next::At(done)
+            } else {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            }
+        }
+
         (Algorithm::Cna, Phase::Release(_)) => {
             // Release(8): nobody linked behind; swing the tail back.
             let mine = mem.lines[LOCK].vals[0] == u64::from(t);

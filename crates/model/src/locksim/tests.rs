@@ -45,6 +45,10 @@ fn one_threads_cost_is_the_sum_of_its_accesses() {
         // CAS tail
         (Algorithm::CboMcs, 7, 3),
         (Algorithm::Cna, 2, 2), // as MCS uncontended
+        // node write, swap tail, read the predecessor (its own last node,
+        // released: the tail is never reset); node write
+        (Algorithm::Clh, 3, 1),
+        (Algorithm::Hemlock, 0, 2), // swap tail; CAS tail
     ];
     for (alg, plain, rmw) in cases {
         for (atomic, cs_lines, cs_ns) in [(0.0, 0, 0.0), (20.0, 2, 100.0)] {

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct SimSpinArgs {
     /// Locks: comma-separated names of the simulated algorithms (tas, ttas,
-    /// ticket, mcs, c-bo-mcs, cna).
-    #[arg(long, default_value = "tas,ttas,ticket,mcs,c-bo-mcs,cna")]
+    /// ticket, mcs, clh, hemlock, c-bo-mcs, cna).
+    #[arg(long, default_value = "tas,ttas,ticket,mcs,clh,hemlock,c-bo-mcs,cna")]
     pub locks: String,
     /// The simulated machine: SOCKETSxCORES, cores per socket (seed 001's
     /// two 15-core sockets: 2x15).
@@ -24,10 +24,11 @@ pub struct SimSpinArgs {
     #[arg(long, value_parser = parse_placement, default_value = "fill")]
     pub placement: locklab_model::locksim::Placement,
     /// What an access costs: seed002 (seed 002's Table 1, cycles of a
-    /// 2.0 GHz Xeon) or a TOML file of the costs to change (hit,
-    /// same_socket, other_socket, memory_local, memory_remote, atomic, in
-    /// cycles; ghz).
-    #[arg(long, value_name = "seed002|FILE.toml", default_value = "seed002")]
+    /// 2.0 GHz Xeon), here (measured on this machine: a hit, an atomic
+    /// increment, the cache-line round trip), or a TOML file of the costs
+    /// to change from seed002's (hit, same_socket, other_socket,
+    /// memory_local, memory_remote, atomic, in cycles; ghz).
+    #[arg(long, value_name = "seed002|here|FILE.toml", default_value = "seed002")]
     pub costs: String,
     /// The critical section's own time, ns.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "100")]
@@ -129,11 +130,14 @@ pub fn costs(arg: &str) -> crate::core::error::Result<(locklab_model::locksim::C
     if arg == "seed002" {
         return Ok((base, "seed002".into()));
     }
+    if arg == "here" {
+        return super::calibrate::here().map(|c| (c, "here".into()));
+    }
     let path = std::path::Path::new(arg);
     let text = crate::core::files::read_input("--costs", path, 1 << 16, "a costs file")?;
     let f: CostsFile = toml::from_str(&text).map_err(|e| {
         LabError::input(format!(
-            "--costs {arg}: {}; allowed seed002 or a TOML file of hit, same_socket, \
+            "--costs {arg}: {}; allowed seed002, here, or a TOML file of hit, same_socket, \
              other_socket, memory_local, memory_remote, atomic (cycles) and ghz",
             crate::core::error::one_line(&e.to_string())
         ))

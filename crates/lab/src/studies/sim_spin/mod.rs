@@ -9,6 +9,7 @@
 //! the topology and the costs they assumed.
 
 pub mod args;
+mod calibrate;
 
 use std::fmt::Write as _;
 
