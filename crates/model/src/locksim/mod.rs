@@ -99,17 +99,31 @@ pub enum Algorithm {
     /// with a compare-and-swap, or writes the lock into the own grant
     /// word and watches it until the successor has cleared it.
     Hemlock,
+    /// `spin/qspin.rs`, Linux's qspinlock in one word (its locked byte and
+    /// pending bit one field of the lock's line, its tail the other): a
+    /// compare-and-swap of a free word; the first contender sets pending
+    /// (`fetch_or`) and watches the word until the locked byte clears,
+    /// then turns pending into locked (`fetch_sub`); further contenders
+    /// queue as MCS (a node write, the tail swapped in the word, a link
+    /// written into the predecessor's node, a watch of the own node); the
+    /// queue's head watches the word until locked and pending clear, then
+    /// takes the lock, swinging the tail back if it is the last, else
+    /// clearing its successor's flag. Release clears the locked byte with
+    /// a read-modify-write (the file's `fetch_sub`; its byte store on
+    /// Intel costs the same here unless `atomic` is set).
+    Qspin,
 }
 
 impl Algorithm {
     /// Every algorithm, by name.
-    pub const ALL: [Algorithm; 8] = [
+    pub const ALL: [Algorithm; 9] = [
         Algorithm::Tas,
         Algorithm::Ttas,
         Algorithm::Ticket,
         Algorithm::Mcs,
         Algorithm::Clh,
         Algorithm::Hemlock,
+        Algorithm::Qspin,
         Algorithm::CboMcs,
         Algorithm::Cna,
     ];
@@ -125,6 +139,7 @@ impl Algorithm {
             Algorithm::Cna => "cna",
             Algorithm::Clh => "clh",
             Algorithm::Hemlock => "hemlock",
+            Algorithm::Qspin => "qspin",
         }
     }
 

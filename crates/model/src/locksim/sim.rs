@@ -22,6 +22,10 @@ const COHORT_BOUND: u64 = 100;
 /// (`numa/cna.rs`, `CNA_BOUND`).
 const CNA_BOUND: u64 = 1 << 16;
 
+/// qspin: the locked byte and the pending bit in the lock word's field 0.
+const Q_LOCKED: u64 = 1;
+const Q_PENDING: u64 = 2;
+
 /// CNA: a grant without a secondary queue.
 const GRANTED: u64 = u64::MAX - 1;
 
@@ -373,6 +377,9 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
         Algorithm::Mcs | Algorithm::Cna | Algorithm::Clh | Algorithm::Hemlock
     ) {
         mem.lines[LOCK].vals[0] = NONE;
+    }
+    if c.algorithm == Algorithm::Qspin {
+        mem.lines[LOCK].vals = [0, NONE];
     }
 
     let mut heap = BinaryHeap::new();
@@ -1079,6 +1086,152 @@ fn step(
                 mem.lines[me].watchers.push(t);
                 Next::Watch
             }
+        }
+
+        // qspin: the lock word's field 0 holds the locked byte (Q_LOCKED)
+        // and the pending bit (Q_PENDING), field 1 the tail (a thread, or
+        // NONE); a node's field 0 is 1 while its owner waits, field 1 its
+        // `next`.
+        (Algorithm::Qspin, Phase::Acquire(0)) => {
+            let w = mem.lines[LOCK].vals;
+            let free = w[0] == 0 && w[1] == NONE;
+            if free {
+                mem.lines[LOCK].vals[0] = Q_LOCKED;
+            }
+            let done = access(mem, LOCK, Kind::Rmw);
+            if free {
+                acquired = true;
+                th.phase = Phase::Cs(0);
+            } else if w[0] == Q_LOCKED && w[1] == NONE {
+                th.phase = Phase::Acquire(1);
+            } else {
+                th.phase = Phase::Acquire(4);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Acquire(1)) => {
+            // Set pending, if the word still has only the locked byte.
+            let w = mem.lines[LOCK].vals;
+            let alone = w[0] & Q_PENDING == 0 && w[1] == NONE;
+            if alone {
+                mem.lines[LOCK].vals[0] |= Q_PENDING;
+            }
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = if alone {
+                Phase::Acquire(2)
+            } else {
+                Phase::Acquire(4)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Acquire(2)) => {
+            let locked = mem.lines[LOCK].vals[0] & Q_LOCKED;
+            let done = access(mem, LOCK, Kind::Read);
+            if locked == 0 {
+                th.phase = Phase::Acquire(3);
+                Next::At(done)
+            } else {
+                mem.lines[LOCK].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Qspin, Phase::Acquire(3)) => {
+            // Pending into locked.
+            mem.lines[LOCK].vals[0] = (mem.lines[LOCK].vals[0] & !Q_PENDING) | Q_LOCKED;
+            let done = access(mem, LOCK, Kind::Rmw);
+            acquired = true;
+            th.phase = Phase::Cs(0);
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Acquire(4)) => {
+            mem.lines[me].vals = [1, NONE];
+            let done = access(mem, me, Kind::Write);
+            th.phase = Phase::Acquire(5);
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Acquire(5)) => {
+            th.reg = mem.lines[LOCK].vals[1];
+            mem.lines[LOCK].vals[1] = u64::from(t);
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = if th.reg == NONE {
+                Phase::Acquire(8)
+            } else {
+                Phase::Acquire(6)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Acquire(6)) => {
+            let pred = nodes + th.reg as usize;
+            mem.lines[pred].vals[1] = u64::from(t);
+            let done = access(mem, pred, Kind::Write);
+            th.phase = Phase::Acquire(7);
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Acquire(7)) => {
+            let waiting = mem.lines[me].vals[0];
+            let done = access(mem, me, Kind::Read);
+            if waiting == 0 {
+                th.phase = Phase::Acquire(8);
+                Next::At(done)
+            } else {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Qspin, Phase::Acquire(8)) => {
+            // The queue's head: wait for locked and pending to clear.
+            let lp = mem.lines[LOCK].vals[0];
+            let done = access(mem, LOCK, Kind::Read);
+            if lp == 0 {
+                th.phase = Phase::Acquire(9);
+                Next::At(done)
+            } else {
+                mem.lines[LOCK].watchers.push(t);
+                Next::Watch
+            }
+        }
+        (Algorithm::Qspin, Phase::Acquire(9)) => {
+            // Take the lock; the last in the queue also clears the tail.
+            let last = mem.lines[LOCK].vals[1] == u64::from(t);
+            mem.lines[LOCK].vals[0] |= Q_LOCKED;
+            if last {
+                mem.lines[LOCK].vals[1] = NONE;
+            }
+            let done = access(mem, LOCK, Kind::Rmw);
+            acquired = true;
+            if last {
+                th.phase = Phase::Cs(0);
+            } else {
+                // Hand the head on before the critical section (as the
+                // kernel does): find the successor, then clear its flag.
+                th.phase = Phase::Acquire(10);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Acquire(10)) => {
+            let next = mem.lines[me].vals[1];
+            let done = access(mem, me, Kind::Read);
+            if next == NONE {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            } else {
+                th.reg = next;
+                th.phase = Phase::Acquire(11);
+                Next::At(done)
+            }
+        }
+        (Algorithm::Qspin, Phase::Acquire(_)) => {
+            let succ = nodes + th.reg as usize;
+            mem.lines[succ].vals[0] = 0;
+            let done = access(mem, succ, Kind::Write);
+            th.phase = Phase::Cs(0);
+            Next::At(done)
+        }
+        (Algorithm::Qspin, Phase::Release(_)) => {
+            mem.lines[LOCK].vals[0] &= !Q_LOCKED;
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = Phase::Delay;
+            Next::At(done)
         }
 
         (Algorithm::Cna, Phase::Release(_)) => {

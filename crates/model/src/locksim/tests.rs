@@ -49,6 +49,7 @@ fn one_threads_cost_is_the_sum_of_its_accesses() {
         // released: the tail is never reset); node write
         (Algorithm::Clh, 3, 1),
         (Algorithm::Hemlock, 0, 2), // swap tail; CAS tail
+        (Algorithm::Qspin, 0, 2),   // CAS the word; clear the locked byte
     ];
     for (alg, plain, rmw) in cases {
         for (atomic, cs_lines, cs_ns) in [(0.0, 0, 0.0), (20.0, 2, 100.0)] {

@@ -8,8 +8,11 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct SimSpinArgs {
     /// Locks: comma-separated names of the simulated algorithms (tas, ttas,
-    /// ticket, mcs, clh, hemlock, c-bo-mcs, cna).
-    #[arg(long, default_value = "tas,ttas,ticket,mcs,clh,hemlock,c-bo-mcs,cna")]
+    /// ticket, mcs, clh, hemlock, qspin, c-bo-mcs, cna).
+    #[arg(
+        long,
+        default_value = "tas,ttas,ticket,mcs,clh,hemlock,qspin,c-bo-mcs,cna"
+    )]
     pub locks: String,
     /// The simulated machine: SOCKETSxCORES, cores per socket (seed 001's
     /// two 15-core sockets: 2x15).
