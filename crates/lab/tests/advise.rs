@@ -236,9 +236,52 @@ fn json_has_the_recommendation_and_its_evidence_kinds() {
     assert!(sim["claim"].as_str().unwrap().starts_with("simulated"));
 }
 
+/// `--cores-model N --sockets M`: the candidates the spin-lock simulator
+/// knows, on the machine named, as simulated evidence with each lock's
+/// rate; the others are left out of it.
+#[test]
+fn a_named_machine_is_simulated_for_the_spin_locks_among_the_candidates() {
+    let (_d, db) = tmp();
+    let mut a = vec!["--json"];
+    a.extend(args(
+        "ticket,mcs,mutex",
+        &["--cores-model", "16", "--sockets", "2"],
+    ));
+    let o = locklab(&db, &a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    let e = v["recommendation"]["evidence"]
+        .as_array()
+        .expect("evidence list")
+        .iter()
+        .find(|e| e["topic"] == "on 16 cores, 2 sockets")
+        .unwrap_or_else(|| panic!("no simulated machine: {}", v["recommendation"]));
+    assert_eq!(e["kind"], "simulated");
+    let locks: Vec<&str> = e["data"]["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["lock"].as_str().unwrap())
+        .collect();
+    // Fastest first; mutex is no spin lock of the simulator's.
+    assert_eq!(locks, ["mcs", "ticket"]);
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let (_d, db) = tmp();
+    assert_bad_input(
+        &locklab(&db, &["advise", "--sockets", "2"]),
+        "--cores-model",
+    );
+    assert_bad_input(
+        &locklab(&db, &["advise", "--cores-model", "4", "--sockets", "17"]),
+        "allowed 1 to 16",
+    );
+    assert_bad_input(
+        &locklab(&db, &["advise", "--cores-model", "2", "--sockets", "4"]),
+        "4 sockets for 2 cores: allowed 1 to 2",
+    );
     assert_bad_input(&locklab(&db, &["advise", "--read-pct", "101"]), "101");
     assert_bad_input(&locklab(&db, &["advise", "--threads", "0"]), "0");
     assert_bad_input(&locklab(&db, &["advise", "--cores-model", "0"]), "'0'");

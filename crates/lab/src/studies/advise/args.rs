@@ -37,6 +37,11 @@ pub struct AdviseArgs {
     /// (beyond this machine's).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_model_cores)]
     pub cores_model: Option<u32>,
+    /// With --cores-model N: also simulate the candidate spin locks (those
+    /// `sim spin` knows) on N cores over this many sockets, one thread a
+    /// core (seed 002's costs).
+    #[arg(long, value_name = "M", requires = "cores_model", allow_negative_numbers = true, value_parser = parse_sockets)]
+    pub sockets: Option<u32>,
     /// Take threads, critical section and delay from a stored `locklab
     /// profile` run (id or `last`): its most waited-on lock's pattern.
     #[arg(long, value_name = "RUN", allow_negative_numbers = true, value_parser = parse_run)]
@@ -59,5 +64,12 @@ fn parse_model_cores(s: &str) -> Result<u32, String> {
         _ => Err(format!(
             "'{s}' cores for the model: allowed 1 to {MAX_MODEL_CORES}"
         )),
+    }
+}
+
+fn parse_sockets(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if (1..=16).contains(&n) => Ok(n),
+        _ => Err(format!("'{}' sockets: allowed 1 to 16", s.trim())),
     }
 }

@@ -69,7 +69,8 @@ pub enum Kind {
     Measured,
     /// Predicted by the queueing model (with its assumptions stated).
     Model,
-    /// Simulated by the lock-holder-preemption simulator.
+    /// Simulated: by the lock-holder-preemption simulator, or by the
+    /// spin-lock simulator on a machine the user named.
     Simulated,
 }
 
@@ -144,6 +145,11 @@ pub fn workload_of(meta: &RunMeta) -> Option<Workload> {
 /// The simulator's answer stored with the run, if it ran.
 pub fn sim_of(meta: &RunMeta) -> Option<SimEvidence> {
     serde_json::from_value(meta.params.get("sim")?.clone()).ok()
+}
+
+/// The spin-lock simulation of the machine the user named, if it ran.
+pub fn machine_sim_of(meta: &RunMeta) -> Option<super::machine_sim::MachineSim> {
+    serde_json::from_value(meta.params.get("machine_sim")?.clone()).ok()
 }
 
 fn entry(name: &str) -> Option<&'static Entry> {
@@ -498,6 +504,46 @@ pub fn decide(meta: &RunMeta, points: &[&Point], mostly: &[&Point]) -> Option<Ad
         });
     } else if w.vm {
         notes.push("the VM simulation is missing from this run".into());
+    }
+
+    if let Some(m) = machine_sim_of(meta) {
+        let ranked: Vec<String> = m
+            .locks
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} {} ({:.0} % of hand-overs across sockets)",
+                    l.lock,
+                    rate(l.throughput),
+                    l.across * 100.0
+                )
+            })
+            .collect();
+        let lead = match (m.locks.first(), m.locks.get(1)) {
+            (Some(a), Some(b)) if b.throughput > 0.0 => format!(
+                "; fastest {}, {}× {}",
+                a.lock,
+                sig3(a.throughput / b.throughput),
+                b.lock
+            ),
+            (Some(a), _) => format!("; fastest {}", a.lock),
+            _ => String::new(),
+        };
+        evidence.push(Evidence {
+            kind: Kind::Simulated,
+            topic: format!("on {} cores, {} sockets", m.cores, m.sockets),
+            claim: format!(
+                "simulated (the spin-lock simulator of `sim spin`, seed 002's costs, one thread \
+                 on each of {} cores over {} sockets, critical section {} on one line, delay {} \
+                 exponential): {}{lead}",
+                m.cores,
+                m.sockets,
+                fmt_ns(w.cs_ns as f64),
+                fmt_ns(w.delay_ns as f64),
+                ranked.join(", ")
+            ),
+            data: serde_json::to_value(&m).unwrap_or(Value::Null),
+        });
     }
 
     let read_mostly = if w.read_pct > 0 && !mostly.is_empty() {

@@ -13,6 +13,7 @@
 
 pub mod args;
 pub mod decide;
+pub mod machine_sim;
 pub mod sim;
 
 use crate::core::error::{LabError, Result};
@@ -218,6 +219,13 @@ pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
     } else {
         None
     };
+    let machine = match (a.sockets, a.cores_model) {
+        (Some(m), Some(n)) => Some(
+            machine_sim::run(&registry::names_of(&locks), n, m, cs_ns, delay_ns)
+                .map_err(|e| LabError::input(format!("advise --sockets: {e}")))?,
+        ),
+        _ => None,
+    };
     let plan = SpinPlan {
         bench: BENCH,
         locks,
@@ -256,6 +264,7 @@ pub fn command(ctx: &Ctx, a: &AdviseArgs) -> Result<Outcome> {
         "reps": plan.reps,
         "secs": a.secs,
         "sim": sim,
+        "machine_sim": machine,
     });
     let units = plan.units() + mostly.as_ref().map_or(0, HashPlan::units);
     let progress = Progress::new(units, ctx.progress_quiet());
