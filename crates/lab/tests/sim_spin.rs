@@ -150,7 +150,7 @@ fn bad_input_is_one_line_and_stores_nothing() {
     let cases: [(&[&str], &str); 7] = [
         (
             &["--locks", "nope"],
-            "'nope' is not a simulated lock: allowed tas, ttas, ticket, mcs, clh, hemlock, qspin, c-bo-mcs, cna",
+            "'nope' is not a simulated lock: allowed tas, ttas, ticket, mcs, clh, hemlock, qspin, c-bo-mcs, hmcs, cna",
         ),
         (
             &["--topology", "0x4"],

@@ -88,6 +88,14 @@ pub enum Algorithm {
     /// after the file's bound of 2^16 such hand-overs, it splices the
     /// secondary queue back in front and grants its head.
     Cna,
+    /// `numa/hmcs.rs`, the two-level hierarchical MCS lock (Chabbi, Fagan
+    /// and Mellor-Crummey): an MCS leaf per socket under a root MCS lock
+    /// whose queue holds each leaf's one root node (a line of that
+    /// socket's). The leaf's first holder queues its leaf's root node at
+    /// the root; holders pass the lock down the leaf queue with a count
+    /// in the successor's `status`, up to the file's bound of 63, then
+    /// release the root and hand the leaf on with `ACQUIRE_PARENT`.
+    Hmcs,
     /// `spin/clh.rs`: mark a node of this thread's pool locked, swap it
     /// into the tail, watch the predecessor's node until it is released
     /// (then take that node into the pool); release is one store into the
@@ -116,7 +124,7 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm, by name.
-    pub const ALL: [Algorithm; 9] = [
+    pub const ALL: [Algorithm; 10] = [
         Algorithm::Tas,
         Algorithm::Ttas,
         Algorithm::Ticket,
@@ -125,6 +133,7 @@ impl Algorithm {
         Algorithm::Hemlock,
         Algorithm::Qspin,
         Algorithm::CboMcs,
+        Algorithm::Hmcs,
         Algorithm::Cna,
     ];
 
@@ -140,6 +149,7 @@ impl Algorithm {
             Algorithm::Clh => "clh",
             Algorithm::Hemlock => "hemlock",
             Algorithm::Qspin => "qspin",
+            Algorithm::Hmcs => "hmcs",
         }
     }
 

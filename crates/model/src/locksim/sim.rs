@@ -22,6 +22,12 @@ const COHORT_BOUND: u64 = 100;
 /// (`numa/cna.rs`, `CNA_BOUND`).
 const CNA_BOUND: u64 = 1 << 16;
 
+/// HMCS: the most consecutive hand-overs within a leaf (`numa/hmcs.rs`,
+/// `HMCS_BOUND`), and the `status` words' values besides a count.
+const HMCS_BOUND: u64 = 63;
+const H_WAIT: u64 = u64::MAX - 2;
+const H_PARENT: u64 = u64::MAX - 3;
+
 /// qspin: the locked byte and the pending bit in the lock word's field 0.
 const Q_LOCKED: u64 = 1;
 const Q_PENDING: u64 = 2;
@@ -334,15 +340,20 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
         })
         .collect();
     let nodes = 1 + c.cs_lines as usize;
-    // C-BO-MCS: a line per socket (its local MCS tail and `passes`).
+    // C-BO-MCS: a line per socket (its local MCS tail and `passes`);
+    // HMCS: the same for its leaf's tail, then a line per socket for the
+    // leaf's root node.
     let cohorts = nodes + c.threads as usize;
-    let n_lines = cohorts + topo.sockets as usize;
+    let roots = cohorts + topo.sockets as usize;
+    let n_lines = roots + topo.sockets as usize;
     let end = c.warmup_ns + c.window_ns;
     let mut mem = Memory {
         lines: (0..n_lines)
             .map(|i| Line {
                 vals: if i == LOCK {
                     [0, 0]
+                } else if i >= roots {
+                    [H_WAIT, NONE]
                 } else if i >= cohorts {
                     [NONE, 0]
                 } else {
@@ -352,7 +363,9 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
                 sharers: vec![false; cores],
                 // The lock and the data live on the first socket; each
                 // thread's node on its own.
-                home: if i >= cohorts {
+                home: if i >= roots {
+                    (i - roots) as u32
+                } else if i >= cohorts {
                     (i - cohorts) as u32
                 } else if i >= nodes {
                     threads[i - nodes].socket
@@ -374,7 +387,7 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
     };
     if matches!(
         c.algorithm,
-        Algorithm::Mcs | Algorithm::Cna | Algorithm::Clh | Algorithm::Hemlock
+        Algorithm::Mcs | Algorithm::Cna | Algorithm::Clh | Algorithm::Hemlock | Algorithm::Hmcs
     ) {
         mem.lines[LOCK].vals[0] = NONE;
     }
@@ -477,8 +490,11 @@ fn step(
 ) -> (Next, Vec<(u32, f64)>, bool) {
     let core = th.core;
     let me = nodes + t as usize;
-    // C-BO-MCS: this thread's socket's local lock.
+    // C-BO-MCS: this thread's socket's local lock; HMCS: its leaf, and
+    // the leaf's root node.
     let cohort = nodes + c.threads as usize + th.socket as usize;
+    let root_node =
+        |socket: u32| nodes + c.threads as usize + c.topology.sockets as usize + socket as usize;
     let mut woke = Vec::new();
     let mut access = |mem: &mut Memory, line: usize, kind: Kind| {
         let (done, w) = mem.access(core, line, kind, now);
@@ -1232,6 +1248,182 @@ fn step(
             let done = access(mem, LOCK, Kind::Rmw);
             th.phase = Phase::Delay;
             Next::At(done)
+        }
+
+        // hmcs. Acquire: 0-3 the leaf (the cohort line's field 0 its tail;
+        // a node's field 0 its `status`, field 1 its `next`), 4-7 the
+        // root (the lock word's field 0 its tail, a socket; each leaf's
+        // root node on a line of its own).
+        (Algorithm::Hmcs, Phase::Acquire(0)) => {
+            mem.lines[me].vals = [H_WAIT, NONE];
+            let done = access(mem, me, Kind::Write);
+            th.phase = Phase::Acquire(1);
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Acquire(1)) => {
+            th.reg = mem.lines[cohort].vals[0];
+            mem.lines[cohort].vals[0] = u64::from(t);
+            let done = access(mem, cohort, Kind::Rmw);
+            th.phase = if th.reg == NONE {
+                Phase::Acquire(4)
+            } else {
+                Phase::Acquire(2)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Acquire(2)) => {
+            let pred = nodes + th.reg as usize;
+            mem.lines[pred].vals[1] = u64::from(t);
+            let done = access(mem, pred, Kind::Write);
+            th.phase = Phase::Acquire(3);
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Acquire(3)) => {
+            let status = mem.lines[me].vals[0];
+            let done = access(mem, me, Kind::Read);
+            if status == H_WAIT {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            } else if status == H_PARENT {
+                th.phase = Phase::Acquire(4);
+                Next::At(done)
+            } else {
+                acquired = true;
+                th.passes = status;
+                th.phase = Phase::Cs(0);
+                Next::At(done)
+            }
+        }
+        (Algorithm::Hmcs, Phase::Acquire(4)) => {
+            let rn = root_node(th.socket);
+            mem.lines[rn].vals = [H_WAIT, NONE];
+            let done = access(mem, rn, Kind::Write);
+            th.phase = Phase::Acquire(5);
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Acquire(5)) => {
+            th.cur = mem.lines[LOCK].vals[0];
+            mem.lines[LOCK].vals[0] = u64::from(th.socket);
+            let done = access(mem, LOCK, Kind::Rmw);
+            if th.cur == NONE {
+                acquired = true;
+                th.passes = 1;
+                th.phase = Phase::Cs(0);
+            } else {
+                th.phase = Phase::Acquire(6);
+            }
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Acquire(6)) => {
+            let pred = root_node(th.cur as u32);
+            mem.lines[pred].vals[1] = u64::from(th.socket);
+            let done = access(mem, pred, Kind::Write);
+            th.phase = Phase::Acquire(7);
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Acquire(_)) => {
+            let rn = root_node(th.socket);
+            let status = mem.lines[rn].vals[0];
+            let done = access(mem, rn, Kind::Read);
+            if status == H_WAIT {
+                mem.lines[rn].watchers.push(t);
+                Next::Watch
+            } else {
+                acquired = true;
+                th.passes = 1;
+                th.phase = Phase::Cs(0);
+                Next::At(done)
+            }
+        }
+        // Release: 0 read the own `next`; 1 pass within the leaf; 2-5
+        // release the root (read the root node's `next`, grant it, or
+        // swing the root's tail back, or wait for the link); 6-9 hand the
+        // leaf on with ACQUIRE_PARENT, or swing its tail back.
+        (Algorithm::Hmcs, Phase::Release(0)) => {
+            let next = mem.lines[me].vals[1];
+            let done = access(mem, me, Kind::Read);
+            th.reg = next;
+            th.phase = if next != NONE && th.passes <= HMCS_BOUND {
+                Phase::Release(1)
+            } else {
+                Phase::Release(2)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Release(1)) => {
+            let succ = nodes + th.reg as usize;
+            mem.lines[succ].vals[0] = th.passes + 1;
+            let done = access(mem, succ, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Release(2 | 5)) => {
+            let rn = root_node(th.socket);
+            let next = mem.lines[rn].vals[1];
+            let done = access(mem, rn, Kind::Read);
+            if next != NONE {
+                th.cur = next;
+                th.phase = Phase::Release(4);
+                Next::At(done)
+            } else if th.phase == Phase::Release(5) {
+                mem.lines[rn].watchers.push(t);
+                Next::Watch
+            } else {
+                th.phase = Phase::Release(3);
+                Next::At(done)
+            }
+        }
+        (Algorithm::Hmcs, Phase::Release(3)) => {
+            let mine = mem.lines[LOCK].vals[0] == u64::from(th.socket);
+            if mine {
+                mem.lines[LOCK].vals[0] = NONE;
+            }
+            let done = access(mem, LOCK, Kind::Rmw);
+            th.phase = if mine {
+                Phase::Release(6)
+            } else {
+                Phase::Release(5)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Release(4)) => {
+            let succ = root_node(th.cur as u32);
+            mem.lines[succ].vals[0] = 1;
+            let done = access(mem, succ, Kind::Write);
+            th.phase = Phase::Release(6);
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Release(6 | 7)) if th.reg != NONE => {
+            let succ = nodes + th.reg as usize;
+            mem.lines[succ].vals[0] = H_PARENT;
+            let done = access(mem, succ, Kind::Write);
+            th.phase = Phase::Delay;
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Release(6)) => {
+            let mine = mem.lines[cohort].vals[0] == u64::from(t);
+            if mine {
+                mem.lines[cohort].vals[0] = NONE;
+            }
+            let done = access(mem, cohort, Kind::Rmw);
+            th.phase = if mine {
+                Phase::Delay
+            } else {
+                Phase::Release(7)
+            };
+            Next::At(done)
+        }
+        (Algorithm::Hmcs, Phase::Release(_)) => {
+            // Release(7): a leaf waiter swapped itself in; wait for its link.
+            let next = mem.lines[me].vals[1];
+            let done = access(mem, me, Kind::Read);
+            if next == NONE {
+                mem.lines[me].watchers.push(t);
+                Next::Watch
+            } else {
+                th.reg = next;
+                Next::At(done)
+            }
         }
 
         (Algorithm::Cna, Phase::Release(_)) => {

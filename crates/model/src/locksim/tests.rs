@@ -50,6 +50,10 @@ fn one_threads_cost_is_the_sum_of_its_accesses() {
         (Algorithm::Clh, 3, 1),
         (Algorithm::Hemlock, 0, 2), // swap tail; CAS tail
         (Algorithm::Qspin, 0, 2),   // CAS the word; clear the locked byte
+        // node write, swap the leaf's tail, root node write, swap the
+        // root's tail; read next, read the root node's next, CAS the root's
+        // tail, CAS the leaf's tail
+        (Algorithm::Hmcs, 4, 4),
     ];
     for (alg, plain, rmw) in cases {
         for (atomic, cs_lines, cs_ns) in [(0.0, 0, 0.0), (20.0, 2, 100.0)] {
@@ -212,7 +216,7 @@ fn bad_configurations_are_refused_with_what_is_allowed() {
     assert!(simulate(&c).unwrap_err().0.contains("window"));
 }
 
-/// Lock cohorting and CNA keep the lock within a socket: on two sockets with the
+/// Lock cohorting, HMCS and CNA keep the lock within a socket: on two sockets with the
 /// threads spread over both, C-BO-MCS hands over across sockets about once
 /// a tenure (at most 101 critical sections), where MCS, in arrival order,
 /// crosses about every other time; and with the eight lines of data it
@@ -228,12 +232,25 @@ fn a_cohort_lock_keeps_hand_overs_within_a_socket() {
         c.delay = Dist::Exp(100.0);
         simulate(&c).unwrap()
     };
-    let (cohort, mcs, cna) = (
+    let (cohort, mcs, cna, hmcs) = (
         run(Algorithm::CboMcs),
         run(Algorithm::Mcs),
         run(Algorithm::Cna),
+        run(Algorithm::Hmcs),
     );
     let share = |o: &Outcome| o.across_sockets as f64 / (o.within_socket + o.across_sockets) as f64;
+    // HMCS passes the root with the leaf up to 63 times in a row.
+    assert!(
+        share(&hmcs) < 0.03,
+        "hmcs crosses {:.3} of hand-overs",
+        share(&hmcs)
+    );
+    assert!(
+        hmcs.throughput > 1.1 * mcs.throughput,
+        "hmcs {:.3e} against mcs {:.3e}",
+        hmcs.throughput,
+        mcs.throughput
+    );
     assert!(
         share(&cohort) < 0.02,
         "c-bo-mcs crosses {:.3} of hand-overs",

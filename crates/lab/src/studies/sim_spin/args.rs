@@ -8,10 +8,10 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct SimSpinArgs {
     /// Locks: comma-separated names of the simulated algorithms (tas, ttas,
-    /// ticket, mcs, clh, hemlock, qspin, c-bo-mcs, cna).
+    /// ticket, mcs, clh, hemlock, qspin, c-bo-mcs, hmcs, cna).
     #[arg(
         long,
-        default_value = "tas,ttas,ticket,mcs,clh,hemlock,qspin,c-bo-mcs,cna"
+        default_value = "tas,ttas,ticket,mcs,clh,hemlock,qspin,c-bo-mcs,hmcs,cna"
     )]
     pub locks: String,
     /// The simulated machine: SOCKETSxCORES, cores per socket (seed 001's
