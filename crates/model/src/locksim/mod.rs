@@ -43,7 +43,7 @@ mod machine;
 mod sim;
 
 pub use machine::{Costs, Placement, Topology};
-pub use sim::simulate;
+pub use sim::{replay, simulate};
 
 use crate::lhp::config::Dist;
 
@@ -208,6 +208,9 @@ pub struct Outcome {
     pub phases: Vec<[f64; 4]>,
     /// The run's length (warm-up and window), ns.
     pub run_ns: f64,
+    /// The threads in the order they took the lock from the run's start
+    /// (the first 64 acquisitions).
+    pub order: Vec<u32>,
 }
 
 /// Why a simulation cannot run.

@@ -309,6 +309,52 @@ fn check(c: &Config) -> Result<(), SimError> {
 
 /// Runs one simulation.
 pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
+    run(c, None)
+}
+
+/// Most acquisitions [`Outcome::order`] lists.
+const ORDER_MAX: usize = 64;
+
+/// One hand-over sequence under a fixed schedule: thread `t` (placed as
+/// `placement` says) first asks for the lock at `arrivals_ns[t]`, holds it
+/// for `cs_ns`, and does not come back; the threads in the order they got
+/// the lock. For holding a simulated algorithm to the real lock's order
+/// under the same schedule.
+pub fn replay(
+    algorithm: Algorithm,
+    topology: super::Topology,
+    placement: super::Placement,
+    costs: Costs,
+    arrivals_ns: &[f64],
+    cs_ns: f64,
+) -> Result<Vec<u32>, SimError> {
+    let last = arrivals_ns.iter().copied().fold(0.0, f64::max);
+    let c = Config {
+        algorithm,
+        topology,
+        placement,
+        costs,
+        threads: arrivals_ns.len() as u32,
+        cs: Dist::Const(cs_ns),
+        cs_lines: 0,
+        // Never back within the run.
+        delay: Dist::Const(1e15),
+        warmup_ns: 0.0,
+        window_ns: last + cs_ns * (arrivals_ns.len() as f64 + 1.0) + 1e6,
+        seed: 1,
+    };
+    if arrivals_ns.len() > ORDER_MAX || arrivals_ns.iter().any(|a| !(a.is_finite() && *a >= 0.0)) {
+        return Err(SimError(format!(
+            "{} arrivals: allowed 1 to {ORDER_MAX}, each a time of 0 ns or more",
+            arrivals_ns.len()
+        )));
+    }
+    Ok(run(&c, Some(arrivals_ns))?.order)
+}
+
+/// [`simulate`], with each thread's first request for the lock at the
+/// time `first` gives (instead of after a delay).
+fn run(c: &Config, first: Option<&[f64]>) -> Result<Outcome, SimError> {
     check(c)?;
     let topo = c.topology;
     let cores = topo.cores() as usize;
@@ -408,6 +454,8 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
     let mut per_thread = vec![0u64; c.threads as usize];
     let (mut within, mut across) = (0u64, 0u64);
     let mut last_holder: Option<u32> = None;
+    let mut order = Vec::new();
+    let mut started = vec![false; c.threads as usize];
     let mut events = 0u64;
     while let Some(Event {
         at: now, thread: t, ..
@@ -427,7 +475,12 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
         th.phases[th.current.index()] += now - th.since;
         th.since = now;
         th.current = before;
-        let (next, woken, acquired) = step(c, &mut mem, th, t, nodes, now);
+        let (mut next, woken, acquired) = step(c, &mut mem, th, t, nodes, now);
+        // A fixed schedule: the first delay ends at the thread's arrival.
+        if let (Some(first), false, Phase::Delay) = (first, started[t as usize], before) {
+            started[t as usize] = true;
+            next = Next::At(first[t as usize]);
+        }
         if acquired {
             // The acquisition ends at the step's end.
             let at = match next {
@@ -446,6 +499,9 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
             }
             threads[t as usize].acquired += 1;
             last_holder = Some(t);
+            if order.len() < ORDER_MAX {
+                order.push(t);
+            }
         }
         if let Next::At(x) = next {
             heap.push(Event {
@@ -472,6 +528,7 @@ pub fn simulate(c: &Config) -> Result<Outcome, SimError> {
         transfer_ns: mem.transfer_ns,
         phases: threads.iter().map(|t| t.phases).collect(),
         run_ns: end,
+        order,
     })
 }
 
