@@ -532,6 +532,39 @@ fn run(c: &Config, first: Option<&[f64]>) -> Result<Outcome, SimError> {
     })
 }
 
+/// Links thread `t` behind its predecessor's queue node `pred` (a write
+/// of the node's `next`, field 1); the write's end.
+fn link(
+    mem: &mut Memory,
+    pred: usize,
+    t: u32,
+    access: &mut impl FnMut(&mut Memory, usize, Kind) -> f64,
+) -> f64 {
+    mem.lines[pred].vals[1] = u64::from(t);
+    access(mem, pred, Kind::Write)
+}
+
+/// Reads field `field` of `line` for thread `t`: the value and the read's
+/// end if `ready` says the wait is over; else the thread watches the
+/// line (its cached copy) until a write, and `None`.
+fn look(
+    mem: &mut Memory,
+    line: usize,
+    field: usize,
+    t: u32,
+    access: &mut impl FnMut(&mut Memory, usize, Kind) -> f64,
+    ready: impl Fn(u64) -> bool,
+) -> Option<(u64, f64)> {
+    let v = mem.lines[line].vals[field];
+    let done = access(mem, line, Kind::Read);
+    if ready(v) {
+        Some((v, done))
+    } else {
+        mem.lines[line].watchers.push(t);
+        None
+    }
+}
+
 /// Thread `t`'s next step at `now`: what it asks of the loop, the
 /// watchers its write woke (each with the time to wake it), and whether
 /// the step took the lock. The time until the thread's next step belongs
@@ -587,14 +620,12 @@ fn step(
         }
         // ttas: read until 0, then swap.
         (Algorithm::Ttas, Phase::Acquire(0)) => {
-            let v = mem.lines[LOCK].vals[0];
-            let done = access(mem, LOCK, Kind::Read);
-            if v == 0 {
-                th.phase = Phase::Acquire(1);
-                Next::At(done)
-            } else {
-                mem.lines[LOCK].watchers.push(t);
-                Next::Watch
+            match look(mem, LOCK, 0, t, &mut access, |v| v == 0) {
+                Some((_, done)) => {
+                    th.phase = Phase::Acquire(1);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::Ttas, Phase::Acquire(_)) => {
@@ -625,15 +656,13 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Ticket, Phase::Acquire(_)) => {
-            let owner = mem.lines[LOCK].vals[1];
-            let done = access(mem, LOCK, Kind::Read);
-            if owner == th.reg {
-                acquired = true;
-                th.phase = Phase::Cs(0);
-                Next::At(done)
-            } else {
-                mem.lines[LOCK].watchers.push(t);
-                Next::Watch
+            match look(mem, LOCK, 1, t, &mut access, |owner| owner == th.reg) {
+                Some((_, done)) => {
+                    acquired = true;
+                    th.phase = Phase::Cs(0);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::Ticket, Phase::Release(_)) => {
@@ -664,22 +693,17 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Mcs, Phase::Acquire(2)) => {
-            let pred = nodes + th.reg as usize;
-            mem.lines[pred].vals[1] = u64::from(t);
-            let done = access(mem, pred, Kind::Write);
             th.phase = Phase::Acquire(3);
-            Next::At(done)
+            Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
         }
         (Algorithm::Mcs, Phase::Acquire(_)) => {
-            let locked = mem.lines[me].vals[0];
-            let done = access(mem, me, Kind::Read);
-            if locked == 0 {
-                acquired = true;
-                th.phase = Phase::Cs(0);
-                Next::At(done)
-            } else {
-                mem.lines[me].watchers.push(t);
-                Next::Watch
+            match look(mem, me, 0, t, &mut access, |locked| locked == 0) {
+                Some((_, done)) => {
+                    acquired = true;
+                    th.phase = Phase::Cs(0);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::Mcs, Phase::Release(0 | 2)) => {
@@ -741,21 +765,16 @@ fn step(
             Next::At(done)
         }
         (Algorithm::CboMcs, Phase::Acquire(2)) => {
-            let pred = nodes + th.reg as usize;
-            mem.lines[pred].vals[1] = u64::from(t);
-            let done = access(mem, pred, Kind::Write);
             th.phase = Phase::Acquire(3);
-            Next::At(done)
+            Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
         }
         (Algorithm::CboMcs, Phase::Acquire(3)) => {
-            let locked = mem.lines[me].vals[0];
-            let done = access(mem, me, Kind::Read);
-            if locked == 0 {
-                th.phase = Phase::Acquire(4);
-                Next::At(done)
-            } else {
-                mem.lines[me].watchers.push(t);
-                Next::Watch
+            match look(mem, me, 0, t, &mut access, |locked| locked == 0) {
+                Some((_, done)) => {
+                    th.phase = Phase::Acquire(4);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::CboMcs, Phase::Acquire(4)) => {
@@ -770,14 +789,12 @@ fn step(
             Next::At(done)
         }
         (Algorithm::CboMcs, Phase::Acquire(5)) => {
-            let v = mem.lines[LOCK].vals[0];
-            let done = access(mem, LOCK, Kind::Read);
-            if v == 0 {
-                th.phase = Phase::Acquire(6);
-                Next::At(done)
-            } else {
-                mem.lines[LOCK].watchers.push(t);
-                Next::Watch
+            match look(mem, LOCK, 0, t, &mut access, |v| v == 0) {
+                Some((_, done)) => {
+                    th.phase = Phase::Acquire(6);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::CboMcs, Phase::Acquire(_)) => {
@@ -907,11 +924,8 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Cna, Phase::Acquire(2)) => {
-            let pred = nodes + th.reg as usize;
-            mem.lines[pred].vals[1] = u64::from(t);
-            let done = access(mem, pred, Kind::Write);
             th.phase = Phase::Acquire(3);
-            Next::At(done)
+            Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
         }
         (Algorithm::Cna, Phase::Acquire(_)) => {
             let grant = mem.lines[me].vals[0];
@@ -1073,17 +1087,15 @@ fn step(
         }
         (Algorithm::Clh, Phase::Acquire(_)) => {
             let pred = th.reg as usize;
-            let locked = mem.lines[pred].vals[0];
-            let done = access(mem, pred, Kind::Read);
-            if locked == 0 {
-                // The released predecessor's node is ours now.
-                mem.clh_free[t as usize].push(pred);
-                acquired = true;
-                th.phase = Phase::Cs(0);
-                Next::At(done)
-            } else {
-                mem.lines[pred].watchers.push(t);
-                Next::Watch
+            match look(mem, pred, 0, t, &mut access, |locked| locked == 0) {
+                Some((_, done)) => {
+                    // The released predecessor's node is ours now.
+                    mem.clh_free[t as usize].push(pred);
+                    acquired = true;
+                    th.phase = Phase::Cs(0);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::Clh, Phase::Release(_)) => {
@@ -1111,14 +1123,12 @@ fn step(
         }
         (Algorithm::Hemlock, Phase::Acquire(1)) => {
             let pred = nodes + th.reg as usize;
-            let grant = mem.lines[pred].vals[0];
-            let done = access(mem, pred, Kind::Read);
-            if grant == 1 {
-                th.phase = Phase::Acquire(2);
-                Next::At(done)
-            } else {
-                mem.lines[pred].watchers.push(t);
-                Next::Watch
+            match look(mem, pred, 0, t, &mut access, |grant| grant == 1) {
+                Some((_, done)) => {
+                    th.phase = Phase::Acquire(2);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::Hemlock, Phase::Acquire(_)) => {
@@ -1150,14 +1160,12 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Hemlock, Phase::Release(_)) => {
-            let grant = mem.lines[me].vals[0];
-            let done = access(mem, me, Kind::Read);
-            if grant == 0 {
-                th.phase = Phase::Delay;
-                Next::At(done)
-            } else {
-                mem.lines[me].watchers.push(t);
-                Next::Watch
+            match look(mem, me, 0, t, &mut access, |grant| grant == 0) {
+                Some((_, done)) => {
+                    th.phase = Phase::Delay;
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
 
@@ -1234,33 +1242,26 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Qspin, Phase::Acquire(6)) => {
-            let pred = nodes + th.reg as usize;
-            mem.lines[pred].vals[1] = u64::from(t);
-            let done = access(mem, pred, Kind::Write);
             th.phase = Phase::Acquire(7);
-            Next::At(done)
+            Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
         }
         (Algorithm::Qspin, Phase::Acquire(7)) => {
-            let waiting = mem.lines[me].vals[0];
-            let done = access(mem, me, Kind::Read);
-            if waiting == 0 {
-                th.phase = Phase::Acquire(8);
-                Next::At(done)
-            } else {
-                mem.lines[me].watchers.push(t);
-                Next::Watch
+            match look(mem, me, 0, t, &mut access, |waiting| waiting == 0) {
+                Some((_, done)) => {
+                    th.phase = Phase::Acquire(8);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::Qspin, Phase::Acquire(8)) => {
             // The queue's head: wait for locked and pending to clear.
-            let lp = mem.lines[LOCK].vals[0];
-            let done = access(mem, LOCK, Kind::Read);
-            if lp == 0 {
-                th.phase = Phase::Acquire(9);
-                Next::At(done)
-            } else {
-                mem.lines[LOCK].watchers.push(t);
-                Next::Watch
+            match look(mem, LOCK, 0, t, &mut access, |lp| lp == 0) {
+                Some((_, done)) => {
+                    th.phase = Phase::Acquire(9);
+                    Next::At(done)
+                }
+                None => Next::Watch,
             }
         }
         (Algorithm::Qspin, Phase::Acquire(9)) => {
@@ -1329,11 +1330,8 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Hmcs, Phase::Acquire(2)) => {
-            let pred = nodes + th.reg as usize;
-            mem.lines[pred].vals[1] = u64::from(t);
-            let done = access(mem, pred, Kind::Write);
             th.phase = Phase::Acquire(3);
-            Next::At(done)
+            Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
         }
         (Algorithm::Hmcs, Phase::Acquire(3)) => {
             let status = mem.lines[me].vals[0];
