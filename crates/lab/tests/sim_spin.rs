@@ -147,7 +147,7 @@ fn a_costs_file_changes_what_crossing_sockets_costs() {
 #[test]
 fn bad_input_is_one_line_and_stores_nothing() {
     let (d, db) = tmp();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--locks", "nope"],
             "'nope' is not a simulated lock: allowed tas, ttas, ticket, mcs, clh, hemlock, qspin, c-bo-mcs, hmcs, cna",
@@ -167,6 +167,7 @@ fn bad_input_is_one_line_and_stores_nothing() {
             "--costs missing.toml: cannot read it",
         ),
         (&["--sim-ms", "0"], "allowed 0.01 to 10000"),
+        (&["--lock-socket", "2"], "--lock-socket 2: allowed 0 to 1 on a 2x15 machine"),
     ];
     for (args, needle) in cases {
         let all: Vec<&str> = ["sim", "spin"].iter().chain(args).copied().collect();
@@ -224,4 +225,40 @@ fn costs_measured_here_are_recorded_with_the_run() {
         c["same_socket"].as_f64().unwrap(),
     );
     assert!(hit > 0.0 && same > hit, "{c}");
+}
+
+/// Seed 001's lock in remote memory, with `--home-snoop`: one socket's
+/// threads run slower on a lock homed on the other socket.
+#[test]
+fn a_lock_in_remote_memory_is_slower_through_its_home() {
+    let (_d, db) = tmp();
+    let run = |socket: &str| {
+        let o = ok(locklab(
+            &db,
+            &[
+                "--json",
+                "sim",
+                "spin",
+                "--locks",
+                "ticket",
+                "--threads",
+                "8",
+                "--sim-ms",
+                "0.5",
+                "--reps",
+                "1",
+                "--home-snoop",
+                "--lock-socket",
+                socket,
+            ],
+        ));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["points"][0]["params"]["cost_cycles"]["home_snoop"], true);
+        tput(&v, "ticket", 8)
+    };
+    let (local, remote) = (run("0"), run("1"));
+    assert!(
+        remote < 0.8 * local,
+        "remote {remote} against local {local}"
+    );
 }

@@ -56,6 +56,12 @@ pub struct Costs {
     pub atomic: f64,
     /// The clock, cycles per ns.
     pub ghz: f64,
+    /// Whether a transfer of a line whose memory is on another socket than
+    /// the requester's costs at least `other_socket` (the request goes
+    /// through the line's home socket, as in a home-snooping or directory
+    /// protocol). Off: a line's home matters only when it comes from
+    /// memory.
+    pub home_snoop: bool,
 }
 
 impl Costs {
@@ -73,6 +79,7 @@ impl Costs {
             memory_remote: 265.0,
             atomic: 0.0,
             ghz: 2.0,
+            home_snoop: false,
         }
     }
 
@@ -88,6 +95,7 @@ impl Costs {
             memory_remote: 1.0,
             atomic: 0.0,
             ghz: 1.0,
+            home_snoop: false,
         }
     }
 

@@ -181,6 +181,10 @@ pub struct Config {
     pub cs_lines: u32,
     /// The delay outside the lock, ns.
     pub delay: Dist,
+    /// The socket whose memory holds the lock word and the critical
+    /// section's data (seed 001's "lock in remote memory" puts it on a
+    /// socket none of the threads run on).
+    pub lock_socket: u32,
     /// Simulated time before the window opens, ns.
     pub warmup_ns: f64,
     /// The window, ns.

@@ -153,6 +153,15 @@ impl Memory {
                 }
             }
         };
+        // Through the line's home, if it is elsewhere and the protocol
+        // asks there.
+        let cycles = cycles.map(|cy| {
+            if costs.home_snoop && l.home != my_socket {
+                cy.max(costs.other_socket)
+            } else {
+                cy
+            }
+        });
         let atomic = if kind == Kind::Rmw { costs.atomic } else { 0.0 };
         let done = match cycles {
             None => now + costs.ns(costs.hit + atomic),
@@ -304,6 +313,13 @@ fn check(c: &Config) -> Result<(), SimError> {
             c.warmup_ns, c.window_ns
         )));
     }
+    if c.lock_socket >= t.sockets {
+        return Err(SimError(format!(
+            "the lock in socket {}'s memory: allowed 0 to {} (sockets count from 0)",
+            c.lock_socket,
+            t.sockets - 1
+        )));
+    }
     c.costs.check()
 }
 
@@ -339,6 +355,7 @@ pub fn replay(
         cs_lines: 0,
         // Never back within the run.
         delay: Dist::Const(1e15),
+        lock_socket: 0,
         warmup_ns: 0.0,
         window_ns: last + cs_ns * (arrivals_ns.len() as f64 + 1.0) + 1e6,
         seed: 1,
@@ -416,7 +433,7 @@ fn run(c: &Config, first: Option<&[f64]>) -> Result<Outcome, SimError> {
                 } else if i >= nodes {
                     threads[i - nodes].socket
                 } else {
-                    0
+                    c.lock_socket
                 },
                 busy_until: 0.0,
                 watchers: Vec::new(),

@@ -17,6 +17,7 @@ fn config(algorithm: Algorithm, threads: u32) -> Config {
         cs: Dist::Const(0.0),
         cs_lines: 0,
         delay: Dist::Const(0.0),
+        lock_socket: 0,
         warmup_ns: 10_000.0,
         window_ns: 1_000_000.0,
         seed: 1,
@@ -279,4 +280,32 @@ fn a_cohort_lock_keeps_hand_overs_within_a_socket() {
         cohort.throughput,
         mcs.throughput
     );
+}
+
+/// Seed 001's lock in remote memory: with a home-snooping protocol, every
+/// transfer of the lock's line (and its data's) asks the other socket, and
+/// one socket's threads slow down; without one, a cached line's home does
+/// not matter.
+#[test]
+fn a_lock_in_remote_memory_costs_only_through_its_home() {
+    let run = |lock_socket, home_snoop| {
+        let mut c = config(Algorithm::Ticket, 4);
+        c.cs_lines = 1;
+        c.lock_socket = lock_socket;
+        c.costs.home_snoop = home_snoop;
+        simulate(&c).unwrap().throughput
+    };
+    let (local, remote) = (run(0, true), run(1, true));
+    assert!(
+        remote < 0.7 * local,
+        "remote {remote:.3e} against local {local:.3e}"
+    );
+    let (local, remote) = (run(0, false), run(1, false));
+    assert!(
+        (remote - local).abs() < 0.01 * local,
+        "{remote:.3e} against {local:.3e}"
+    );
+    let mut c = config(Algorithm::Ticket, 1);
+    c.lock_socket = 2;
+    assert!(simulate(&c).unwrap_err().0.contains("allowed 0 to 1"));
 }

@@ -76,6 +76,7 @@ pub fn run(
             cs: Dist::Const(cs_ns as f64),
             cs_lines: 1,
             delay: Dist::Exp(delay_ns as f64),
+            lock_socket: 0,
             warmup_ns: SIM_MS * 1e5,
             window_ns: SIM_MS * 1e6,
             seed: 1,

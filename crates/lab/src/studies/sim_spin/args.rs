@@ -33,6 +33,15 @@ pub struct SimSpinArgs {
     /// memory_local, memory_remote, atomic, in cycles; ghz).
     #[arg(long, value_name = "seed002|here|FILE.toml", default_value = "seed002")]
     pub costs: String,
+    /// The socket whose memory holds the lock and its data (counting from
+    /// 0; seed 001's "lock in remote memory" is a socket no thread runs on).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_lock_socket, default_value = "0")]
+    pub lock_socket: u32,
+    /// A line's transfer goes through its home socket: one homed on
+    /// another socket than the requester's costs at least a transfer from
+    /// there (a home-snooping or directory protocol; off by default).
+    #[arg(long)]
+    pub home_snoop: bool,
     /// The critical section's own time, ns.
     #[arg(long, allow_negative_numbers = true, value_parser = parse_ns, default_value = "100")]
     pub cs_ns: u64,
@@ -96,6 +105,13 @@ fn parse_placement(s: &str) -> Result<locklab_model::locksim::Placement, String>
     }
 }
 
+fn parse_lock_socket(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if n < 16 => Ok(n),
+        _ => Err(format!("'{}' is not a socket: allowed 0 to 15", s.trim())),
+    }
+}
+
 fn parse_cs_lines(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
         Ok(n) if n <= 64 => Ok(n),
@@ -124,6 +140,7 @@ pub struct CostsFile {
     pub memory_remote: Option<f64>,
     pub atomic: Option<f64>,
     pub ghz: Option<f64>,
+    pub home_snoop: Option<bool>,
 }
 
 /// The costs `--costs` names, and the name the points keep.
@@ -153,6 +170,7 @@ pub fn costs(arg: &str) -> crate::core::error::Result<(locklab_model::locksim::C
         memory_remote: f.memory_remote.unwrap_or(base.memory_remote),
         atomic: f.atomic.unwrap_or(base.atomic),
         ghz: f.ghz.unwrap_or(base.ghz),
+        home_snoop: f.home_snoop.unwrap_or(base.home_snoop),
     };
     let name = PathBuf::from(arg)
         .file_name()

@@ -60,5 +60,6 @@ pub fn here() -> Result<Costs> {
         memory_remote: transfer * 265.0 / 115.0,
         atomic: (rmw - hit).max(0.0),
         ghz: 1.0,
+        home_snoop: false,
     })
 }

@@ -66,7 +66,17 @@ pub fn command(ctx: &Ctx, a: &SimSpinArgs) -> Result<Outcome> {
             topo.sockets, topo.cores_per_socket
         )));
     }
-    let (costs, costs_name) = args::costs(&a.costs)?;
+    let (mut costs, costs_name) = args::costs(&a.costs)?;
+    costs.home_snoop |= a.home_snoop;
+    if a.lock_socket >= topo.sockets {
+        return Err(LabError::input(format!(
+            "--lock-socket {}: allowed 0 to {} on a {}x{} machine (sockets count from 0)",
+            a.lock_socket,
+            topo.sockets - 1,
+            topo.sockets,
+            topo.cores_per_socket
+        )));
+    }
     costs
         .check()
         .map_err(|e| LabError::input(format!("--costs {}: {e}", a.costs)))?;
@@ -88,7 +98,9 @@ pub fn command(ctx: &Ctx, a: &SimSpinArgs) -> Result<Outcome> {
             "hit": costs.hit, "same_socket": costs.same_socket,
             "other_socket": costs.other_socket, "memory_local": costs.memory_local,
             "memory_remote": costs.memory_remote, "atomic": costs.atomic, "ghz": costs.ghz,
+            "home_snoop": costs.home_snoop,
         },
+        "lock_socket": a.lock_socket,
         "cs_ns": a.cs_ns, "cs_lines": a.cs_lines,
         "delay_ns": a.delay_ns, "delay_dist": a.delay_dist, "sim_ms": a.sim_ms,
     });
@@ -120,6 +132,7 @@ pub fn command(ctx: &Ctx, a: &SimSpinArgs) -> Result<Outcome> {
                         cs: Dist::Const(a.cs_ns as f64),
                         cs_lines: a.cs_lines,
                         delay,
+                        lock_socket: a.lock_socket,
                         warmup_ns: window_ns / 10.0,
                         window_ns,
                         seed: u64::from(rep) + 1,
