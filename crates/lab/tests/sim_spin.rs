@@ -8,6 +8,16 @@ mod common;
 use common::{assert_rejected, locklab, ok, stdout, tmp};
 use serde_json::Value;
 
+/// `locklab --json sim spin ARGS` into `db`: the stored run's JSON.
+fn sim_json(db: &std::path::Path, args: &[&str]) -> Value {
+    let all: Vec<&str> = ["--json", "sim", "spin"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    serde_json::from_str(&stdout(&ok(locklab(db, &all)))).unwrap()
+}
+
 /// The median throughput of `lock` at `threads` in a run's JSON.
 fn tput(v: &Value, lock: &str, threads: u64) -> f64 {
     let p = v["points"]
@@ -29,12 +39,9 @@ fn tput(v: &Value, lock: &str, threads: u64) -> f64 {
 #[test]
 fn seed_001s_shape_on_two_simulated_sockets_stored_like_a_benchmark() {
     let (d, db) = tmp();
-    let o = ok(locklab(
+    let v = sim_json(
         &db,
         &[
-            "--json",
-            "sim",
-            "spin",
             "--locks",
             "ticket,mcs",
             "--threads",
@@ -44,8 +51,8 @@ fn seed_001s_shape_on_two_simulated_sockets_stored_like_a_benchmark() {
             "--reps",
             "2",
         ],
-    ));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    );
+
     assert_eq!(v["points"].as_array().unwrap().len(), 8);
     // The ticket lock's rate per core collapses within a socket and
     // further across; MCS keeps most of its total.
@@ -111,12 +118,9 @@ fn a_costs_file_changes_what_crossing_sockets_costs() {
     // Crossing sockets costs what staying does.
     std::fs::write(&flat, "other_socket = 115.0\nmemory_remote = 185.0\n").unwrap();
     let run = |costs: &str| {
-        let o = ok(locklab(
+        let v = sim_json(
             &db,
             &[
-                "--json",
-                "sim",
-                "spin",
                 "--locks",
                 "mcs",
                 "--topology",
@@ -132,8 +136,8 @@ fn a_costs_file_changes_what_crossing_sockets_costs() {
                 "--costs",
                 costs,
             ],
-        ));
-        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        );
+
         tput(&v, "mcs", 8)
     };
     let seed = run("seed002");
@@ -233,12 +237,9 @@ fn costs_measured_here_are_recorded_with_the_run() {
 fn a_lock_in_remote_memory_is_slower_through_its_home() {
     let (_d, db) = tmp();
     let run = |socket: &str| {
-        let o = ok(locklab(
+        let v = sim_json(
             &db,
             &[
-                "--json",
-                "sim",
-                "spin",
                 "--locks",
                 "ticket",
                 "--threads",
@@ -251,8 +252,8 @@ fn a_lock_in_remote_memory_is_slower_through_its_home() {
                 "--lock-socket",
                 socket,
             ],
-        ));
-        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        );
+
         assert_eq!(v["points"][0]["params"]["cost_cycles"]["home_snoop"], true);
         tput(&v, "ticket", 8)
     };

@@ -102,7 +102,7 @@ impl Location {
         else {
             return Ok(Location::File(PathBuf::from(arg)));
         };
-        let shown = redact_url(text);
+        let shown = redact_urls(text);
         let (text, root_cert) = tls_options(text);
         let config = postgres::Config::from_str(&text).map_err(|e| {
             format!(
@@ -251,10 +251,6 @@ pub fn redact_urls(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn redact_url(url: &str) -> String {
-    redact_urls(url)
 }
 
 fn redact_one(url: &str, scheme: &str) -> String {

@@ -18,9 +18,9 @@ use crate::core::progress::Progress;
 use crate::core::report::{by_params, distinct, grid, lock_width, sig, throughput_unit};
 use crate::core::results::{Point, Rep, RunMeta};
 use crate::core::run::stored_run;
-use crate::core::stats::geomean;
 use crate::core::study::{Ctx, Outcome, RunCommand, Study};
-use crate::core::verdict::{pick, Entrant, Line, Section};
+use crate::core::verdict::{pick, Line, Section};
+use crate::studies::shared::contention::verdict::entrants;
 use args::SimSpinArgs;
 use locklab_model::lhp::config::Dist;
 use locklab_model::locksim::{simulate, Algorithm, Config, Placement};
@@ -320,28 +320,7 @@ impl Study for SimSpin {
                     let questions: [Question; 2] =
                         [("fastest", |r| r.throughput_ops_s), ("fairest", |r| r.jain)];
                     for (q, f) in questions {
-                        let entrants: Vec<Entrant> = locks
-                            .iter()
-                            .filter_map(|l| {
-                                let pts: Vec<&&Point> = ts
-                                    .iter()
-                                    .map(|t| group.iter().find(|p| p.lock == *l && p.threads == *t))
-                                    .collect::<Option<_>>()?;
-                                let n = pts.iter().map(|p| p.reps.len()).min()?;
-                                Some(Entrant {
-                                    name: l.to_string(),
-                                    values: (0..n)
-                                        .map(|i| {
-                                            geomean(
-                                                &pts.iter()
-                                                    .map(|p| f(&p.reps[i]))
-                                                    .collect::<Vec<_>>(),
-                                            )
-                                        })
-                                        .collect(),
-                                })
-                            })
-                            .collect();
+                        let entrants = entrants(&group, &locks, &ts, f);
                         if let Some(p) = pick(&entrants, false) {
                             lines.push(Line {
                                 group: group_label.clone(),

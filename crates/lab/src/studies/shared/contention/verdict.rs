@@ -78,7 +78,14 @@ fn per_rep(group: &[&Point], lock: &str, ts: &[u32], f: fn(&Rep) -> f64) -> Opti
     )
 }
 
-fn entrants(group: &[&Point], locks: &[&str], ts: &[u32], f: fn(&Rep) -> f64) -> Vec<Entrant> {
+/// Each lock's value per repetition over the thread counts `ts` (the
+/// geometric mean across them), as the verdict's contenders.
+pub(crate) fn entrants(
+    group: &[&Point],
+    locks: &[&str],
+    ts: &[u32],
+    f: fn(&Rep) -> f64,
+) -> Vec<Entrant> {
     locks
         .iter()
         .filter_map(|l| {
