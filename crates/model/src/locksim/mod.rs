@@ -69,16 +69,17 @@ pub enum Algorithm {
     /// one read-modify-write to acquire, a read and one to release.)
     Mcs,
     /// `numa/cohort.rs`, C-BO-MCS (Dice, Marathe and Shavit, lock
-    /// cohorting): an MCS lock per socket (its tail and `passes` on one
-    /// line of that socket's memory) under one global test-and-test-and-set
-    /// lock. The next holder of a socket's local lock reads `passes`: above
-    /// 0, the global lock came with it; else it takes the global lock. A
-    /// release with a waiter of its socket (a successor linked, or the
-    /// tail not its own) passes the global lock on with the local one,
-    /// up to the file's bound of 100 in a row; otherwise it writes
-    /// `passes` 0, releases the global lock and then the local one. (The
-    /// global lock's randomized backoff is not modelled: a waiter for it
-    /// watches its line.)
+    /// cohorting): an MCS lock per socket (its tail on a line of that
+    /// socket's memory) under one global test-and-test-and-set lock. The
+    /// MCS hand-over's word is the grant: the next holder of a socket's
+    /// local lock finds in its own node the count of passes of the global
+    /// lock (above 0, the global lock came with it) or 0 (it takes the
+    /// global lock itself, as does one that found the local queue empty).
+    /// A release with a waiter of its socket (a successor linked, or the
+    /// tail not its own) grants the count + 1, up to the file's bound of
+    /// 100 in a row; otherwise it releases the global lock and then
+    /// the local one with a grant of 0. (The global lock's randomized
+    /// backoff is not modelled: a waiter for it watches its line.)
     CboMcs,
     /// `numa/cna.rs`, CNA (Dice and Kogan, compact NUMA-aware locks): MCS
     /// whose holder reads along the queue (each waiter's node line) for

@@ -22,10 +22,13 @@ const COHORT_BOUND: u64 = 100;
 /// (`numa/cna.rs`, `CNA_BOUND`).
 const CNA_BOUND: u64 = 1 << 16;
 
+/// A waiting MCS node's grant (c-bo-mcs) or status (hmcs) word.
+const WAIT: u64 = u64::MAX - 2;
+
 /// HMCS: the most consecutive hand-overs within a leaf (`numa/hmcs.rs`,
-/// `HMCS_BOUND`), and the `status` words' values besides a count.
+/// `HMCS_BOUND`), and the `status` word's value besides `WAIT` and a
+/// count.
 const HMCS_BOUND: u64 = 63;
-const H_WAIT: u64 = u64::MAX - 2;
 const H_PARENT: u64 = u64::MAX - 3;
 
 /// qspin: the locked byte and the pending bit in the lock word's field 0.
@@ -220,8 +223,9 @@ struct Thread {
     phase: Phase,
     /// The ticket drawn, or the MCS predecessor, or the MCS successor.
     reg: u64,
-    /// C-BO-MCS: the consecutive passes of the global lock read with the
-    /// local lock; CNA: the count of local hand-overs that came with it.
+    /// C-BO-MCS: the consecutive passes of the global lock granted with
+    /// the local lock, then (in the release) the grant to hand on; CNA:
+    /// the count of local hand-overs that came with the lock.
     passes: u64,
     /// CNA: the secondary queue's head that came with the lock (`NONE`:
     /// empty), and the scan's current node and the last node it skipped.
@@ -403,7 +407,7 @@ fn run(c: &Config, first: Option<&[f64]>) -> Result<Outcome, SimError> {
         })
         .collect();
     let nodes = 1 + c.cs_lines as usize;
-    // C-BO-MCS: a line per socket (its local MCS tail and `passes`);
+    // C-BO-MCS: a line per socket (its local MCS tail);
     // HMCS: the same for its leaf's tail, then a line per socket for the
     // leaf's root node.
     let cohorts = nodes + c.threads as usize;
@@ -416,7 +420,7 @@ fn run(c: &Config, first: Option<&[f64]>) -> Result<Outcome, SimError> {
                 vals: if i == LOCK {
                     [0, 0]
                 } else if i >= roots {
-                    [H_WAIT, NONE]
+                    [WAIT, NONE]
                 } else if i >= cohorts {
                     [NONE, 0]
                 } else {
@@ -559,6 +563,24 @@ fn link(
 ) -> f64 {
     mem.lines[pred].vals[1] = u64::from(t);
     access(mem, pred, Kind::Write)
+}
+
+/// C-BO-MCS's release decision, `waiter` being whether the holder saw
+/// one: the grant to hand over in `th.passes` (the count + 1 to pass the
+/// global lock on, else 0) and the next step (2, release the global lock
+/// first; 3, hand over to the linked successor; 4, swing the tail back).
+fn cohort_grant(th: &mut Thread, waiter: bool) {
+    if waiter && th.passes < COHORT_BOUND {
+        th.passes += 1;
+        th.phase = if th.reg == NONE {
+            Phase::Release(4)
+        } else {
+            Phase::Release(3)
+        };
+    } else {
+        th.passes = 0;
+        th.phase = Phase::Release(2);
+    }
 }
 
 /// Reads field `field` of `line` for thread `t`: the value and the read's
@@ -762,10 +784,11 @@ fn step(
         }
 
         // c-bo-mcs. Acquire: 0-3 the local MCS lock (the cohort line's
-        // field 0 its tail), 4 read `passes` (field 1), 5-6 the global
-        // test-and-test-and-set lock (the lock word).
+        // field 0 its tail; the own node's field 0 its grant: `WAIT`, then
+        // the count of passes of the global lock, 0 for "take it"), 4-5
+        // the global test-and-test-and-set lock (the lock word).
         (Algorithm::CboMcs, Phase::Acquire(0)) => {
-            mem.lines[me].vals = [1, NONE];
+            mem.lines[me].vals = [WAIT, NONE];
             let done = access(mem, me, Kind::Write);
             th.phase = Phase::Acquire(1);
             Next::At(done)
@@ -775,6 +798,8 @@ fn step(
             mem.lines[cohort].vals[0] = u64::from(t);
             let done = access(mem, cohort, Kind::Rmw);
             th.phase = if th.reg == NONE {
+                // An empty local queue: a grant of 0.
+                th.passes = 0;
                 Phase::Acquire(4)
             } else {
                 Phase::Acquire(2)
@@ -786,29 +811,24 @@ fn step(
             Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
         }
         (Algorithm::CboMcs, Phase::Acquire(3)) => {
-            match look(mem, me, 0, t, &mut access, |locked| locked == 0) {
-                Some((_, done)) => {
-                    th.phase = Phase::Acquire(4);
+            match look(mem, me, 0, t, &mut access, |grant| grant != WAIT) {
+                Some((grant, done)) => {
+                    th.passes = grant;
+                    if grant > 0 {
+                        acquired = true;
+                        th.phase = Phase::Cs(0);
+                    } else {
+                        th.phase = Phase::Acquire(4);
+                    }
                     Next::At(done)
                 }
                 None => Next::Watch,
             }
         }
         (Algorithm::CboMcs, Phase::Acquire(4)) => {
-            th.passes = mem.lines[cohort].vals[1];
-            let done = access(mem, cohort, Kind::Read);
-            if th.passes > 0 {
-                acquired = true;
-                th.phase = Phase::Cs(0);
-            } else {
-                th.phase = Phase::Acquire(5);
-            }
-            Next::At(done)
-        }
-        (Algorithm::CboMcs, Phase::Acquire(5)) => {
             match look(mem, LOCK, 0, t, &mut access, |v| v == 0) {
                 Some((_, done)) => {
-                    th.phase = Phase::Acquire(6);
+                    th.phase = Phase::Acquire(5);
                     Next::At(done)
                 }
                 None => Next::Watch,
@@ -822,66 +842,46 @@ fn step(
                 acquired = true;
                 th.phase = Phase::Cs(0);
             } else {
-                th.phase = Phase::Acquire(5);
+                th.phase = Phase::Acquire(4);
             }
             Next::At(done)
         }
         // Release: 0 read the own node's `next`, 1 (none linked) read the
-        // local tail; 2 a waiter: write `passes` (+1 to pass the global
-        // lock, else 0), then 3 release the global lock unless passed,
-        // then 6 the MCS hand-over; 4 no waiter: write `passes` 0, 5
-        // release the global lock, 7 swing the local tail back (or, if a
-        // waiter came, 6 hand over to it).
+        // local tail: a waiter if either shows one. With a waiter and
+        // passes left, the grant is the count + 1; otherwise 0, and 2
+        // releases the global lock first. Then 3 the MCS hand-over of the
+        // grant (waiting for the successor's link if it has not come), or,
+        // with nobody linked, 4 the compare-and-swap of the local tail
+        // back to empty, which fails if a waiter has come (then 3).
         (Algorithm::CboMcs, Phase::Release(0)) => {
             let next = mem.lines[me].vals[1];
             let done = access(mem, me, Kind::Read);
-            th.phase = if next != NONE {
-                th.reg = next;
-                Phase::Release(2)
+            if next == NONE {
+                th.phase = Phase::Release(1);
             } else {
-                Phase::Release(1)
-            };
+                th.reg = next;
+                cohort_grant(th, true);
+            }
             Next::At(done)
         }
         (Algorithm::CboMcs, Phase::Release(1)) => {
             let tail = mem.lines[cohort].vals[0];
             let done = access(mem, cohort, Kind::Read);
             th.reg = NONE;
-            th.phase = if tail != u64::from(t) {
-                Phase::Release(2)
-            } else {
-                Phase::Release(4)
-            };
+            cohort_grant(th, tail != u64::from(t));
             Next::At(done)
         }
         (Algorithm::CboMcs, Phase::Release(2)) => {
-            let pass = th.passes < COHORT_BOUND;
-            mem.lines[cohort].vals[1] = if pass { th.passes + 1 } else { 0 };
-            let done = access(mem, cohort, Kind::Write);
-            th.phase = if pass {
-                Phase::Release(6)
+            mem.lines[LOCK].vals[0] = 0;
+            let done = access(mem, LOCK, Kind::Write);
+            th.phase = if th.reg == NONE {
+                Phase::Release(4)
             } else {
                 Phase::Release(3)
             };
             Next::At(done)
         }
-        (Algorithm::CboMcs, Phase::Release(3 | 5)) => {
-            mem.lines[LOCK].vals[0] = 0;
-            let done = access(mem, LOCK, Kind::Write);
-            th.phase = if th.phase == Phase::Release(3) {
-                Phase::Release(6)
-            } else {
-                Phase::Release(7)
-            };
-            Next::At(done)
-        }
-        (Algorithm::CboMcs, Phase::Release(4)) => {
-            mem.lines[cohort].vals[1] = 0;
-            let done = access(mem, cohort, Kind::Write);
-            th.phase = Phase::Release(5);
-            Next::At(done)
-        }
-        (Algorithm::CboMcs, Phase::Release(6)) if th.reg == NONE => {
+        (Algorithm::CboMcs, Phase::Release(3)) if th.reg == NONE => {
             // The MCS hand-over to a successor that has swapped itself in
             // and is about to link.
             let next = mem.lines[me].vals[1];
@@ -894,15 +894,15 @@ fn step(
                 Next::At(done)
             }
         }
-        (Algorithm::CboMcs, Phase::Release(6)) => {
+        (Algorithm::CboMcs, Phase::Release(3)) => {
             let succ = nodes + th.reg as usize;
             th.reg = NONE;
-            mem.lines[succ].vals[0] = 0;
+            mem.lines[succ].vals[0] = th.passes;
             let done = access(mem, succ, Kind::Write);
             th.phase = Phase::Delay;
             Next::At(done)
         }
-        (Algorithm::CboMcs, Phase::Release(7)) => {
+        (Algorithm::CboMcs, Phase::Release(4)) => {
             let mine = mem.lines[cohort].vals[0] == u64::from(t);
             if mine {
                 mem.lines[cohort].vals[0] = NONE;
@@ -911,7 +911,7 @@ fn step(
             th.phase = if mine {
                 Phase::Delay
             } else {
-                Phase::Release(6)
+                Phase::Release(3)
             };
             Next::At(done)
         }
@@ -1330,7 +1330,7 @@ fn step(
         // root (the lock word's field 0 its tail, a socket; each leaf's
         // root node on a line of its own).
         (Algorithm::Hmcs, Phase::Acquire(0)) => {
-            mem.lines[me].vals = [H_WAIT, NONE];
+            mem.lines[me].vals = [WAIT, NONE];
             let done = access(mem, me, Kind::Write);
             th.phase = Phase::Acquire(1);
             Next::At(done)
@@ -1353,7 +1353,7 @@ fn step(
         (Algorithm::Hmcs, Phase::Acquire(3)) => {
             let status = mem.lines[me].vals[0];
             let done = access(mem, me, Kind::Read);
-            if status == H_WAIT {
+            if status == WAIT {
                 mem.lines[me].watchers.push(t);
                 Next::Watch
             } else if status == H_PARENT {
@@ -1368,7 +1368,7 @@ fn step(
         }
         (Algorithm::Hmcs, Phase::Acquire(4)) => {
             let rn = root_node(th.socket);
-            mem.lines[rn].vals = [H_WAIT, NONE];
+            mem.lines[rn].vals = [WAIT, NONE];
             let done = access(mem, rn, Kind::Write);
             th.phase = Phase::Acquire(5);
             Next::At(done)
@@ -1397,7 +1397,7 @@ fn step(
             let rn = root_node(th.socket);
             let status = mem.lines[rn].vals[0];
             let done = access(mem, rn, Kind::Read);
-            if status == H_WAIT {
+            if status == WAIT {
                 mem.lines[rn].watchers.push(t);
                 Next::Watch
             } else {

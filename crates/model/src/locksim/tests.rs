@@ -41,10 +41,9 @@ fn one_threads_cost_is_the_sum_of_its_accesses() {
         (Algorithm::Ttas, 2, 1),   // read, swap; store
         (Algorithm::Ticket, 2, 1), // fetch_add; read owner; store owner
         (Algorithm::Mcs, 2, 2),    // node write, swap tail; read next, CAS tail
-        // node write, swap tail, read passes, read and swap the global
-        // lock; read next, read tail, write passes, store the global lock,
-        // CAS tail
-        (Algorithm::CboMcs, 7, 3),
+        // node write, swap tail, read and swap the global lock; read next,
+        // read tail, store the global lock, CAS tail
+        (Algorithm::CboMcs, 5, 3),
         (Algorithm::Cna, 2, 2), // as MCS uncontended
         // node write, swap tail, read the predecessor (its own last node,
         // released: the tail is never reset); node write

@@ -23,26 +23,32 @@
 //! global lock is [`RawBackoff`] (test-and-test-and-set with randomized
 //! exponential backoff) and the local locks are [`RawMcs`], reused whole,
 //! nodes, table and spares included; `RawMcs::has_waiter` is its cohort
-//! detection.
+//! detection, and its hand-over's word (`McsToken::grant`) says whether
+//! the global lock comes with the local one, as the paper's MCS local
+//! lock says it in the successor's node.
 //!
 //! ```text
 //!  RawCboMcs
 //!  ┌────────────────────────┐
 //!  │ global: RawBackoff     │  held by one node at a time
 //!  ├────────────────────────┤
-//!  │ cohorts[0]: RawMcs     │  node 0's threads queue here ─┐
-//!  │             passes: n  │  global passes in a row     ◄─┘ read and
-//!  │ cohorts[1]: …          │                                 written by
-//!  │ …   (MAX_NODES)        │                                 the local
-//!  └────────────────────────┘                                 holder only
+//!  │ cohorts[0]: RawMcs     │  node 0's threads queue here; the holder
+//!  │ cohorts[1]: …          │  grants its successor n: "the global lock
+//!  │ …   (MAX_NODES)        │  is yours, passed n times in a row" (n > 0)
+//!  └────────────────────────┘  or 0: "take it yourself"
 //! ```
 //!
-//! Whether the global lock comes with the local one travels in a per-node
-//! word, `passes`, written by the local holder before its MCS hand-over
-//! and read by the next holder after it: 0 means "take the global lock
-//! yourself", `n > 0` that it was passed on, after `n` consecutive local
-//! hand-overs. The MCS lock's own hand-over is left as it is, which is
-//! what lets it be reused whole.
+//! Whether the global lock comes with the local one travels in the MCS
+//! hand-over itself: the holder grants its successor `n + 1`, where `n` is
+//! its own grant, to pass the global lock on, or 0 to make it take the
+//! global lock itself (and an acquisition that found the local queue empty
+//! reads 0). The count rides in the line the successor already spins on
+//! and ends up in its token, so a pass within a node costs no cache miss
+//! beyond the MCS hand-over's. (An earlier version kept it in a word
+//! beside each node's MCS tail, which the holder wrote and its successor
+//! read: two more transfers of a line that arrivals keep taking for the
+//! tail swap, enough for `locklab sim spin` to put this lock behind plain
+//! MCS within a socket.)
 //!
 //! # The bound and fairness
 //!
@@ -66,56 +72,38 @@
 //!   `Acquire` compare-exchange: see `spin::backoff`) or, when the global
 //!   lock is passed, through the local MCS hand-over (`Release` store of
 //!   the successor's flag, `Acquire` spin: see `spin::mcs`).
-//! - `passes` is written only by the holder of its node's local lock and
-//!   read only by the next holder after the local hand-over, so the MCS
-//!   hand-over's Release/Acquire orders it: `Relaxed` suffices. The lock
-//!   is free locally only after a release that stored 0 (a release that
-//!   stores `n + 1` has seen a waiter, which the MCS release then serves),
-//!   so a thread that finds the local queue empty reads 0.
+//! - The count is the MCS hand-over's own word, stored with its Release
+//!   and read with its Acquire; the holder keeps its own in its token. A
+//!   grant of `n + 1` is given only after `has_waiter` saw a waiter, which
+//!   the MCS release then serves, so a passed global lock always reaches
+//!   a thread of the node; a thread that finds the local queue empty gets
+//!   0 and takes the global lock itself.
 //! - The global lock is released before the local lock is handed on with
-//!   `passes == 0`; the successor's own acquisition of the global lock is
+//!   a grant of 0; the successor's own acquisition of the global lock is
 //!   ordered after that release like any other.
 
 use crate::info::{Described, Family, LockInfo};
 use crate::spin::{McsToken, RawBackoff, RawMcs};
 use crate::topology::{self, MAX_NODES};
-use crate::util::sync::{AtomicU32, Ordering};
 use crate::util::CachePadded;
 
 /// The default bound on consecutive local hand-overs (see the module
 /// documentation).
 pub const COHORT_BOUND: u32 = 100;
 
-/// One node's share of the lock: its local MCS lock and the count of
-/// global passes that travels with it.
-#[derive(Debug)]
-struct Cohort {
-    local: RawMcs,
-    /// Consecutive local hand-overs of the global lock; 0 when the local
-    /// lock's next holder must take the global lock itself.
-    passes: AtomicU32,
-}
-
-impl Cohort {
-    crate::loom_const_fn! {
-        fn new() -> Self {
-            Self { local: RawMcs::new(), passes: AtomicU32::new(0) }
-        }
-    }
-}
-
 #[cfg(not(loom))]
-const fn cohorts() -> [CachePadded<Cohort>; MAX_NODES] {
-    [const { CachePadded::new(Cohort::new()) }; MAX_NODES]
+const fn cohorts() -> [CachePadded<RawMcs>; MAX_NODES] {
+    [const { CachePadded::new(RawMcs::new()) }; MAX_NODES]
 }
 
 #[cfg(loom)]
-fn cohorts() -> [CachePadded<Cohort>; MAX_NODES] {
-    core::array::from_fn(|_| CachePadded::new(Cohort::new()))
+fn cohorts() -> [CachePadded<RawMcs>; MAX_NODES] {
+    core::array::from_fn(|_| CachePadded::new(RawMcs::new()))
 }
 
-/// One acquisition of a [`RawCboMcs`]: the local MCS lock's token and
-/// which node's cohort it belongs to. Not `Send`, like [`McsToken`].
+/// One acquisition of a [`RawCboMcs`]: the local MCS lock's token (whose
+/// grant is the count of passes of the global lock) and which node's
+/// cohort it belongs to. Not `Send`, like [`McsToken`].
 #[derive(Debug)]
 pub struct CboMcsToken {
     local: McsToken,
@@ -128,13 +116,16 @@ pub struct CboMcsToken {
 #[derive(Debug)]
 pub struct RawCboMcs<const BOUND: u32 = COHORT_BOUND> {
     global: CachePadded<RawBackoff>,
-    cohorts: [CachePadded<Cohort>; MAX_NODES],
+    /// Each node's local lock.
+    cohorts: [CachePadded<RawMcs>; MAX_NODES],
 }
 
 impl<const BOUND: u32> RawCboMcs<BOUND> {
     crate::loom_const_fn! {
         /// An unlocked lock.
         pub fn new() -> Self {
+            // A grant of `BOUND` must not be the MCS node's "waiting".
+            const { assert!(BOUND < u32::MAX, "BOUND must be below u32::MAX") };
             Self { global: CachePadded::new(RawBackoff::new()), cohorts: cohorts() }
         }
     }
@@ -144,9 +135,8 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     #[inline]
     pub fn acquire(&self) -> CboMcsToken {
         let c = topology::current_node() % MAX_NODES;
-        let cohort = &self.cohorts[c];
-        let local = cohort.local.acquire();
-        if cohort.passes.load(Ordering::Relaxed) == 0 {
+        let local = self.cohorts[c].acquire();
+        if local.grant() == 0 {
             self.global.acquire();
         }
         CboMcsToken {
@@ -161,20 +151,20 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     pub fn try_acquire(&self) -> Option<CboMcsToken> {
         let c = topology::current_node() % MAX_NODES;
         let cohort = &self.cohorts[c];
-        let local = cohort.local.try_acquire()?;
-        // An empty local queue was left with `passes == 0` (see the module
-        // documentation): the global lock is not ours yet.
-        debug_assert_eq!(cohort.passes.load(Ordering::Relaxed), 0);
+        let local = cohort.try_acquire()?;
+        // An empty local queue grants nothing: the global lock is not ours
+        // yet.
+        debug_assert_eq!(local.grant(), 0);
         if self.global.try_acquire() {
             Some(CboMcsToken {
                 local,
                 cohort: c as u32,
             })
         } else {
-            // `passes` is still 0: a local waiter that arrived meanwhile
-            // takes the global lock itself.
+            // A plain release grants 0: a local waiter that arrived
+            // meanwhile takes the global lock itself.
             // SAFETY: `local` is the token of the acquisition just made.
-            unsafe { cohort.local.release(local) };
+            unsafe { cohort.release(local) };
             None
         }
     }
@@ -187,19 +177,19 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     /// `token` must come from an acquisition of this lock, on this thread.
     #[inline]
     pub unsafe fn release(&self, token: CboMcsToken) {
-        let cohort = &self.cohorts[token.cohort as usize];
-        let passes = cohort.passes.load(Ordering::Relaxed);
-        if passes < BOUND && cohort.local.has_waiter(&token.local) {
-            cohort.passes.store(passes + 1, Ordering::Relaxed);
+        let local = &self.cohorts[token.cohort as usize];
+        let passes = token.local.grant();
+        let grant = if passes < BOUND && local.has_waiter(&token.local) {
+            passes + 1
         } else {
-            cohort.passes.store(0, Ordering::Relaxed);
             // SAFETY: we hold the global lock: taken in `acquire` or
             // passed to us with the local lock.
             unsafe { self.global.release() };
-        }
+            0
+        };
         // SAFETY: the caller's token is this local lock's acquisition, on
-        // this thread.
-        unsafe { cohort.local.release(token.local) };
+        // this thread; `grant` is at most `BOUND`, below `u32::MAX`.
+        unsafe { local.release_granting(token.local, grant) };
     }
 
     /// Whether some node holds the global lock (a momentary snapshot).
@@ -213,10 +203,7 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     /// Read by the holder, after the hand-over that wrote it.
     #[cfg(all(test, not(loom)))]
     fn passed_within_node(&self, token: &CboMcsToken) -> bool {
-        self.cohorts[token.cohort as usize]
-            .passes
-            .load(Ordering::Relaxed)
-            > 0
+        token.local.grant() > 0
     }
 }
 
@@ -335,28 +322,28 @@ mod tests {
                 });
             }
         });
-        assert!(l.cohorts[0].local.is_held());
-        assert!(!l.cohorts[1].local.is_held());
+        assert!(l.cohorts[0].is_held());
+        assert!(!l.cohorts[1].is_held());
         // SAFETY: acquired above, on this thread.
         unsafe { l.release(t) };
         assert!(!l.is_held());
         let t = l.try_acquire().expect("free lock");
         // SAFETY: just acquired, on this thread.
         unsafe { l.release(t) };
-        assert!(l.cohorts.iter().all(|c| !c.local.is_held()));
+        assert!(l.cohorts.iter().all(|c| !c.is_held()));
         topology::set_thread_node(None);
     }
 
     /// A node's threads hand the global lock on at most `BOUND` times in
     /// a row, and do hand it on: the shared known answer
-    /// (`testing::numa_log`). A local pass here is a holder whose
-    /// node's `passes` is non-zero: it got the global lock with the local
-    /// one. Each tenure is one taker and at most `BOUND` passes, so no
-    /// slack: runs of passes are at most `BOUND` long, and every pass
-    /// follows a holder of its own node. Runs of plain same-node holders
-    /// can be longer (a node may win the global lock again, and a node's
-    /// threads run alone while the others are between sections), which is
-    /// why the test reads the lock's count rather than guess from nodes.
+    /// (`testing::numa_log`). A local pass here is a holder whose grant
+    /// is non-zero: it got the global lock with the local one. Each tenure
+    /// is one taker and at most `BOUND` passes, so no slack: runs of
+    /// passes are at most `BOUND` long, and every pass follows a holder of
+    /// its own node. Runs of plain same-node holders can be longer (a node
+    /// may win the global lock again, and a node's threads run alone while
+    /// the others are between sections), which is why the test reads the
+    /// lock's count rather than guess from nodes.
     #[test]
     fn passes_stay_within_a_node_and_within_the_bound() {
         let lock = RawCboMcs::<TEST_BOUND>::new();

@@ -18,7 +18,7 @@
 //! the two read-modify-writes that an MCS release cannot do without (it
 //! must atomically find out whether a successor swapped itself in). The
 //! embedded node enters the queue only from an empty tail, so it is always
-//! the queue's head: nobody ever waits on its `locked` flag, and the only
+//! the queue's head: nobody ever waits on its `grant`, and the only
 //! field in use is `next`, which successors write to link behind it. Its
 //! invariant: **`next` is null whenever the embedded node is out of the
 //! queue.** The fast path cannot reset it before its compare-and-swap (a
@@ -28,6 +28,16 @@
 //! to write it), and a hand-over resets `next` before its releasing store.
 //! Because the embedded node lives in the lock, a held `RawMcs` must not
 //! move (no lock with waiters can: they borrow it).
+//!
+//! **The hand-over carries a word.** A waiter spins on its node's `grant`
+//! while it reads [`WAITING`]; the holder hands over by storing any other
+//! value there, which the successor finds in its token
+//! (`McsToken::grant`). A plain `RawMcs` always grants 0, and so does an
+//! acquisition that found the queue empty. The cohort lock
+//! (`numa::cohort`) grants the count of consecutive local passes of its
+//! global lock, so that the news travels in the line the successor
+//! already waits on, as the cohort paper's MCS local lock does with its
+//! node's state.
 //!
 //! Contended acquirers queue with nodes from a per-thread
 //! `util::nodes::NodeTable`
@@ -44,7 +54,7 @@
 //!
 //! Orderings:
 //! - The tail swap is `AcqRel`. Release publishes our node's initialisation
-//!   (`next = null`, `locked = true`) to the successor, which reads our
+//!   (`next = null`, `grant = WAITING`) to the successor, which reads our
 //!   pointer from the tail and then writes our `next`. Acquire, when the old
 //!   tail was null, pairs with the releasing CAS of the previous holder, and
 //!   otherwise makes the predecessor's initialisation visible before we
@@ -57,13 +67,13 @@
 //!   link is written after the reset. Its failure carries no data:
 //!   `Relaxed`.
 //! - Linking (`pred.next = me`) is `Release` and the holder's read of `next`
-//!   is `Acquire`: the holder must see our `locked = true` before it stores
-//!   `false`, or its store could be ordered before ours and we would wait
-//!   forever.
-//! - Hand-over (`next.locked = false`) is `Release` and the waiter's spin is
+//!   is `Acquire`: the holder must see our `grant = WAITING` before it
+//!   stores its grant, or its store could be ordered before ours and we
+//!   would wait forever.
+//! - Hand-over (`next.grant = g`) is `Release` and the waiter's spin is
 //!   `Acquire`: that pair carries the critical section to the next holder,
 //!   and with it the reset of the embedded `next` (a `Relaxed` store
-//!   sequenced before it).
+//!   sequenced before it) and whatever the grantor wrote before it.
 //! - Unlocking with no successor is a CAS of the tail to null with
 //!   `Release`, picked up by the next swap's Acquire. Its failure (someone
 //!   is linking in) carries no data: `Relaxed`.
@@ -73,21 +83,26 @@ use core::ptr::{self, NonNull};
 
 use crate::info::{Described, Family, LockInfo};
 use crate::util::nodes::DEPTH;
-use crate::util::sync::{spin_loop, AtomicBool, AtomicPtr, Ordering};
+use crate::util::sync::{spin_loop, AtomicPtr, AtomicU32, Ordering};
 use crate::util::thread_index::MAX_THREADS;
+
+/// A queue node's `grant` while its owner waits; any other value is the
+/// hand-over, and what it says.
+const WAITING: u32 = u32::MAX;
 
 /// A waiter's queue node.
 #[derive(Debug, Default)]
 pub struct McsNode {
     next: AtomicPtr<McsNode>,
-    locked: AtomicBool,
+    /// [`WAITING`] until the predecessor hands over with another value.
+    grant: AtomicU32,
 }
 
 impl McsNode {
     crate::loom_const_fn! {
         /// A node out of any queue.
         fn new() -> Self {
-            Self { next: AtomicPtr::new(ptr::null_mut()), locked: AtomicBool::new(false) }
+            Self { next: AtomicPtr::new(ptr::null_mut()), grant: AtomicU32::new(0) }
         }
     }
 }
@@ -195,7 +210,7 @@ mod spare {
 /// One acquisition of a [`RawMcs`]: its queue node. Not `Send`: a table node
 /// must be given back by the thread that claimed it.
 ///
-/// A pointer and one `u32`, so that it travels in two registers between
+/// A pointer and two `u32`s, so that it travels in two registers between
 /// `lock` and `unlock`, not through memory.
 #[derive(Debug)]
 pub struct McsToken {
@@ -203,6 +218,8 @@ pub struct McsToken {
     /// Claiming thread's index `<< 8 | slot` in its row, [`HEAP`] or
     /// [`EMBEDDED`].
     place: u32,
+    /// What the hand-over said (0 if the queue was empty).
+    grant: u32,
     _not_send: PhantomData<*mut ()>,
 }
 
@@ -219,6 +236,7 @@ impl McsToken {
             Some(c) => Self {
                 node: NonNull::from(c.node),
                 place: c.thread << 8 | u32::from(c.slot),
+                grant: 0,
                 _not_send: PhantomData,
             },
             None => Self::heap(),
@@ -240,6 +258,7 @@ impl McsToken {
             // field, so the spare's address is the node's; non-null.
             node: unsafe { NonNull::new_unchecked(spare.cast::<McsNode>()) },
             place: HEAP,
+            grant: 0,
             _not_send: PhantomData,
         }
     }
@@ -259,8 +278,17 @@ impl McsToken {
         Self {
             node: NonNull::from(&lock.node),
             place: EMBEDDED,
+            grant: 0,
             _not_send: PhantomData,
         }
+    }
+
+    /// What the previous holder's hand-over said: 0 from a plain
+    /// [`RawMcs::release`] or when the queue was empty, else the value of
+    /// its [`RawMcs::release_granting`].
+    #[inline]
+    pub(crate) fn grant(&self) -> u32 {
+        self.grant
     }
 
     /// Whether the node is a heap node rather than a table slot.
@@ -340,10 +368,10 @@ impl RawMcs {
     /// The contended acquisition: a node from this thread's row, queued.
     #[inline(never)]
     fn enqueue(&self) -> McsToken {
-        let me = McsToken::claim();
+        let mut me = McsToken::claim();
         let node = me.node();
         node.next.store(ptr::null_mut(), Ordering::Relaxed);
-        node.locked.store(true, Ordering::Relaxed);
+        node.grant.store(WAITING, Ordering::Relaxed);
         let pred = self.tail.swap(me.node.as_ptr(), Ordering::AcqRel);
         if let Some(pred) = NonNull::new(pred) {
             // SAFETY: the predecessor cannot give its node back before it
@@ -351,9 +379,14 @@ impl RawMcs {
             unsafe { pred.as_ref() }
                 .next
                 .store(me.node.as_ptr(), Ordering::Release);
-            while node.locked.load(Ordering::Acquire) {
+            let grant = loop {
+                let g = node.grant.load(Ordering::Acquire);
+                if g != WAITING {
+                    break g;
+                }
                 spin_loop();
-            }
+            };
+            me.grant = grant;
         }
         me
     }
@@ -375,6 +408,19 @@ impl RawMcs {
     /// and the lock must not have moved since.
     #[inline]
     pub unsafe fn release(&self, token: McsToken) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.release_granting(token, 0) }
+    }
+
+    /// [`release`](Self::release), telling a successor, if there is one,
+    /// `grant` (it reads it from its token's `grant`).
+    ///
+    /// # Safety
+    /// As for [`release`](Self::release); `grant` is not [`WAITING`]
+    /// (`u32::MAX`).
+    #[inline]
+    pub(crate) unsafe fn release_granting(&self, token: McsToken, grant: u32) {
+        debug_assert_ne!(grant, WAITING);
         let next = token.node().next.load(Ordering::Acquire);
         if next.is_null()
             && self
@@ -390,7 +436,7 @@ impl RawMcs {
             token.free();
             return;
         }
-        Self::hand_over(token, next);
+        Self::hand_over(token, next, grant);
     }
 
     /// The release with a successor (linked as `next`, or about to link
@@ -398,7 +444,7 @@ impl RawMcs {
     /// stays small enough to inline.
     #[cold]
     #[inline(never)]
-    fn hand_over(token: McsToken, mut next: *mut McsNode) {
+    fn hand_over(token: McsToken, mut next: *mut McsNode, grant: u32) {
         let node = token.node();
         while next.is_null() {
             // A successor has swapped itself in and is about to link.
@@ -413,7 +459,7 @@ impl RawMcs {
             node.next.store(ptr::null_mut(), Ordering::Relaxed);
         }
         // SAFETY: the successor spins until this store, so its node lives.
-        unsafe { &*next }.locked.store(false, Ordering::Release);
+        unsafe { &*next }.grant.store(grant, Ordering::Release);
         // Our node: the successor wrote `next` before we read it, and nobody
         // else has it. It can be reused.
         token.free();
@@ -613,14 +659,14 @@ mod tests {
         assert_ne!(a, b);
         // SAFETY: both nodes are ours and nobody else reaches them.
         unsafe {
-            a.as_ref().0.locked.store(true, Ordering::Relaxed);
+            a.as_ref().0.grant.store(WAITING, Ordering::Relaxed);
             spare::give(a);
         }
         let c = spare::take();
         // SAFETY: ours.
         let fresh = unsafe { c.as_ref() };
         assert!(
-            !fresh.0.locked.load(Ordering::Relaxed),
+            fresh.0.grant.load(Ordering::Relaxed) != WAITING,
             "a spare came back dirty"
         );
         assert!(fresh.0.next.load(Ordering::Relaxed).is_null());
