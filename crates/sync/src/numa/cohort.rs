@@ -23,7 +23,8 @@
 //! global lock is [`RawBackoff`] (test-and-test-and-set with randomized
 //! exponential backoff) and the local locks are [`RawMcs`], reused whole,
 //! nodes, table and spares included; `RawMcs::has_waiter` is its cohort
-//! detection, and its hand-over's word (`McsToken::grant`) says whether
+//! detection, and its hand-over's word (`RawMcs::release_granting`, read
+//! by `RawMcs::acquire_granted`) says whether
 //! the global lock comes with the local one, as the paper's MCS local
 //! lock says it in the successor's node.
 //!
@@ -71,7 +72,7 @@
 //!   global lock (its release is a `Release` store, its acquisition an
 //!   `Acquire` compare-exchange: see `spin::backoff`) or, when the global
 //!   lock is passed, through the local MCS hand-over (`Release` store of
-//!   the successor's flag, `Acquire` spin: see `spin::mcs`).
+//!   the successor's grant word, `Acquire` spin: see `spin::mcs`).
 //! - The count is the MCS hand-over's own word, stored with its Release
 //!   and read with its Acquire; the holder keeps its own in its token. A
 //!   grant of `n + 1` is given only after `has_waiter` saw a waiter, which
@@ -101,13 +102,16 @@ fn cohorts() -> [CachePadded<RawMcs>; MAX_NODES] {
     core::array::from_fn(|_| CachePadded::new(RawMcs::new()))
 }
 
-/// One acquisition of a [`RawCboMcs`]: the local MCS lock's token (whose
-/// grant is the count of passes of the global lock) and which node's
-/// cohort it belongs to. Not `Send`, like [`McsToken`].
+/// One acquisition of a [`RawCboMcs`]: the local MCS lock's token, which
+/// node's cohort it belongs to, and the count of passes of the global lock
+/// it was granted. Not `Send`, like [`McsToken`].
 #[derive(Debug)]
 pub struct CboMcsToken {
     local: McsToken,
     cohort: u32,
+    /// 0 if this holder took the global lock; else the count of
+    /// consecutive local passes that brought it.
+    passes: u32,
 }
 
 /// C-BO-MCS cohort lock: a global backoff lock over one MCS lock per NUMA
@@ -135,13 +139,14 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     #[inline]
     pub fn acquire(&self) -> CboMcsToken {
         let c = topology::current_node() % MAX_NODES;
-        let local = self.cohorts[c].acquire();
-        if local.grant() == 0 {
+        let (local, passes) = self.cohorts[c].acquire_granted();
+        if passes == 0 {
             self.global.acquire();
         }
         CboMcsToken {
             local,
             cohort: c as u32,
+            passes,
         }
     }
 
@@ -151,14 +156,14 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     pub fn try_acquire(&self) -> Option<CboMcsToken> {
         let c = topology::current_node() % MAX_NODES;
         let cohort = &self.cohorts[c];
+        // A free local lock comes with no grant: the global lock is not
+        // ours yet.
         let local = cohort.try_acquire()?;
-        // An empty local queue grants nothing: the global lock is not ours
-        // yet.
-        debug_assert_eq!(local.grant(), 0);
         if self.global.try_acquire() {
             Some(CboMcsToken {
                 local,
                 cohort: c as u32,
+                passes: 0,
             })
         } else {
             // A plain release grants 0: a local waiter that arrived
@@ -178,7 +183,7 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     #[inline]
     pub unsafe fn release(&self, token: CboMcsToken) {
         let local = &self.cohorts[token.cohort as usize];
-        let passes = token.local.grant();
+        let passes = token.passes;
         let grant = if passes < BOUND && local.has_waiter(&token.local) {
             passes + 1
         } else {
@@ -203,7 +208,7 @@ impl<const BOUND: u32> RawCboMcs<BOUND> {
     /// Read by the holder, after the hand-over that wrote it.
     #[cfg(all(test, not(loom)))]
     fn passed_within_node(&self, token: &CboMcsToken) -> bool {
-        token.local.grant() > 0
+        token.passes > 0
     }
 }
 

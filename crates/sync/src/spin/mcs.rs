@@ -31,9 +31,11 @@
 //!
 //! **The hand-over carries a word.** A waiter spins on its node's `grant`
 //! while it reads [`WAITING`]; the holder hands over by storing any other
-//! value there, which the successor finds in its token
-//! (`McsToken::grant`). A plain `RawMcs` always grants 0, and so does an
-//! acquisition that found the queue empty. The cohort lock
+//! value there, which `RawMcs::acquire_granted` returns beside the token.
+//! A plain `RawMcs` always grants 0, and an acquisition that found the
+//! queue empty reads 0. (The grant is not kept in the token: a token of a
+//! pointer and one `u32` keeps the plain lock's uncontended pair at the
+//! two read-modify-writes' cost, which a wider one measurably did not.) The cohort lock
 //! (`numa::cohort`) grants the count of consecutive local passes of its
 //! global lock, so that the news travels in the line the successor
 //! already waits on, as the cohort paper's MCS local lock does with its
@@ -210,7 +212,7 @@ mod spare {
 /// One acquisition of a [`RawMcs`]: its queue node. Not `Send`: a table node
 /// must be given back by the thread that claimed it.
 ///
-/// A pointer and two `u32`s, so that it travels in two registers between
+/// A pointer and one `u32`, so that it travels in two registers between
 /// `lock` and `unlock`, not through memory.
 #[derive(Debug)]
 pub struct McsToken {
@@ -218,8 +220,6 @@ pub struct McsToken {
     /// Claiming thread's index `<< 8 | slot` in its row, [`HEAP`] or
     /// [`EMBEDDED`].
     place: u32,
-    /// What the hand-over said (0 if the queue was empty).
-    grant: u32,
     _not_send: PhantomData<*mut ()>,
 }
 
@@ -236,7 +236,6 @@ impl McsToken {
             Some(c) => Self {
                 node: NonNull::from(c.node),
                 place: c.thread << 8 | u32::from(c.slot),
-                grant: 0,
                 _not_send: PhantomData,
             },
             None => Self::heap(),
@@ -258,7 +257,6 @@ impl McsToken {
             // field, so the spare's address is the node's; non-null.
             node: unsafe { NonNull::new_unchecked(spare.cast::<McsNode>()) },
             place: HEAP,
-            grant: 0,
             _not_send: PhantomData,
         }
     }
@@ -278,17 +276,8 @@ impl McsToken {
         Self {
             node: NonNull::from(&lock.node),
             place: EMBEDDED,
-            grant: 0,
             _not_send: PhantomData,
         }
-    }
-
-    /// What the previous holder's hand-over said: 0 from a plain
-    /// [`RawMcs::release`] or when the queue was empty, else the value of
-    /// its [`RawMcs::release_granting`].
-    #[inline]
-    pub(crate) fn grant(&self) -> u32 {
-        self.grant
     }
 
     /// Whether the node is a heap node rather than a table slot.
@@ -362,13 +351,26 @@ impl RawMcs {
         if let Some(token) = self.take_free() {
             return token;
         }
+        self.enqueue().0
+    }
+
+    /// [`acquire`](Self::acquire), and what the previous holder's
+    /// hand-over said: 0 from a plain [`release`](Self::release) or when
+    /// the queue was empty, else the value of its
+    /// [`release_granting`](Self::release_granting).
+    #[inline]
+    pub(crate) fn acquire_granted(&self) -> (McsToken, u32) {
+        if let Some(token) = self.take_free() {
+            return (token, 0);
+        }
         self.enqueue()
     }
 
-    /// The contended acquisition: a node from this thread's row, queued.
+    /// The contended acquisition: a node from this thread's row, queued;
+    /// and the hand-over's grant.
     #[inline(never)]
-    fn enqueue(&self) -> McsToken {
-        let mut me = McsToken::claim();
+    fn enqueue(&self) -> (McsToken, u32) {
+        let me = McsToken::claim();
         let node = me.node();
         node.next.store(ptr::null_mut(), Ordering::Relaxed);
         node.grant.store(WAITING, Ordering::Relaxed);
@@ -379,16 +381,15 @@ impl RawMcs {
             unsafe { pred.as_ref() }
                 .next
                 .store(me.node.as_ptr(), Ordering::Release);
-            let grant = loop {
-                let g = node.grant.load(Ordering::Acquire);
-                if g != WAITING {
-                    break g;
+            loop {
+                let grant = node.grant.load(Ordering::Acquire);
+                if grant != WAITING {
+                    return (me, grant);
                 }
                 spin_loop();
-            };
-            me.grant = grant;
+            }
         }
-        me
+        (me, 0)
     }
 
     /// Takes the lock if nobody holds it or waits for it right now.
@@ -413,7 +414,7 @@ impl RawMcs {
     }
 
     /// [`release`](Self::release), telling a successor, if there is one,
-    /// `grant` (it reads it from its token's `grant`).
+    /// `grant` (its [`acquire_granted`](Self::acquire_granted) returns it).
     ///
     /// # Safety
     /// As for [`release`](Self::release); `grant` is not [`WAITING`]
@@ -584,7 +585,7 @@ mod tests {
         // to see where the nodes live; `acquire` would take each free lock
         // with its embedded node.
         let locks: Vec<RawMcs> = (0..N).map(|_| RawMcs::new()).collect();
-        let mut tokens: Vec<Option<McsToken>> = locks.iter().map(|l| Some(l.enqueue())).collect();
+        let mut tokens: Vec<Option<McsToken>> = locks.iter().map(|l| Some(l.enqueue().0)).collect();
         let on_heap = |t: &Option<McsToken>| t.as_ref().unwrap().on_heap();
         assert_eq!(tokens.iter().filter(|t| on_heap(t)).count(), N - DEPTH);
         assert!(tokens[..DEPTH].iter().all(|t| !on_heap(t)));
@@ -594,7 +595,7 @@ mod tests {
             // SAFETY: each token is released once, on this thread.
             unsafe { locks[i].release(tokens[i].take().unwrap()) };
             if i == 1 {
-                let t = locks[1].enqueue();
+                let t = locks[1].enqueue().0;
                 assert!(!t.on_heap() && !t.is_embedded());
                 // SAFETY: just acquired.
                 unsafe { locks[1].release(t) };
