@@ -236,16 +236,17 @@ fn json_has_the_recommendation_and_its_evidence_kinds() {
     assert!(sim["claim"].as_str().unwrap().starts_with("simulated"));
 }
 
-/// `--cores-model N --sockets M`: the candidates the spin-lock simulator
-/// knows, on the machine named, as simulated evidence with each lock's
-/// rate; the others are left out of it.
+/// `--cores N --sockets M` (`--cores` is `--cores-model`'s alias): the
+/// candidates the spin-lock simulator knows, on the machine named, as
+/// simulated evidence with each lock's rate; the others are left out of
+/// it.
 #[test]
 fn a_named_machine_is_simulated_for_the_spin_locks_among_the_candidates() {
     let (_d, db) = tmp();
     let mut a = vec!["--json"];
     a.extend(args(
         "ticket,mcs,mutex",
-        &["--cores-model", "16", "--sockets", "2"],
+        &["--cores", "16", "--sockets", "2"],
     ));
     let o = locklab(&db, &a);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

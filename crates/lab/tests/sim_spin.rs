@@ -97,6 +97,24 @@ fn seed_001s_shape_on_two_simulated_sockets_stored_like_a_benchmark() {
     // show, plot and report read it.
     let text = stdout(&ok(locklab(&db, &["show", "last"])));
     assert!(text.contains("SIMULATED on 2x15 cores"), "{text}");
+    // Each thread's share: MCS, FIFO, shares evenly at every count (its
+    // Jain index 1.00, with the least and most threads' shares beside it).
+    let shares = text
+        .split("per-thread shares")
+        .nth(1)
+        .and_then(|t| t.split("hand-overs across").next())
+        .expect("a per-thread shares table");
+    let mcs: Vec<&str> = shares
+        .lines()
+        .find(|l| l.trim_start().starts_with("mcs "))
+        .expect("an mcs row")
+        .split_whitespace()
+        .collect();
+    assert_eq!(mcs.len(), 1 + 2 * 4, "{shares}");
+    for cell in mcs[1..].chunks(2) {
+        assert_eq!(cell[0], "1.00", "{shares}");
+        assert!(cell[1].ends_with('%'), "{shares}");
+    }
     let svg = d.path().join("sim.svg");
     ok(locklab(
         &db,

@@ -35,7 +35,7 @@ pub struct AdviseArgs {
     pub vm: bool,
     /// Also predict, with the queueing model, throughput at this many cores
     /// (beyond this machine's).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_model_cores)]
+    #[arg(long, visible_alias = "cores", value_name = "N", allow_negative_numbers = true, value_parser = parse_model_cores)]
     pub cores_model: Option<u32>,
     /// With --cores-model N: also simulate the candidate spin locks (those
     /// `sim spin` knows) on N cores over this many sockets, one thread a

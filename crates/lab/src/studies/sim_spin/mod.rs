@@ -20,6 +20,7 @@ use crate::core::results::{Point, Rep, RunMeta};
 use crate::core::run::stored_run;
 use crate::core::study::{Ctx, Outcome, RunCommand, Study};
 use crate::core::verdict::{pick, Line, Section};
+use crate::studies::shared::contention::report::fairness;
 use crate::studies::shared::contention::verdict::entrants;
 use args::SimSpinArgs;
 use locklab_model::lhp::config::Dist;
@@ -216,18 +217,27 @@ impl SimSpin {
         out: &mut String,
         group: &[&Point],
         title: &str,
+        width: usize,
         f: impl Fn(&Point) -> Option<String>,
     ) {
         let locks = distinct(group.iter().map(|p| p.lock.as_str()));
         let mut threads = distinct(group.iter().map(|p| p.threads));
         threads.sort_unstable();
         let _ = writeln!(out, "  {title}");
-        grid(out, lock_width(group), 9, 0, &locks, &threads, |l, t| {
-            group
-                .iter()
-                .find(|p| p.lock == l && p.threads == t)
-                .and_then(|p| f(p))
-        });
+        grid(
+            out,
+            lock_width(group),
+            width,
+            0,
+            &locks,
+            &threads,
+            |l, t| {
+                group
+                    .iter()
+                    .find(|p| p.lock == l && p.threads == t)
+                    .and_then(|p| f(p))
+            },
+        );
     }
 }
 
@@ -260,7 +270,7 @@ impl Study for SimSpin {
                 .map(|p| p.stat(|r| r.throughput_ops_s).0)
                 .fold(0.0, f64::max);
             let (scale, unit) = throughput_unit(top);
-            Self::table(out, &group, &format!("throughput, {unit}"), |p| {
+            Self::table(out, &group, &format!("throughput, {unit}"), 9, |p| {
                 Some(sig(p.stat(|r| r.throughput_ops_s).0 / scale))
             });
             let per_core_top = group
@@ -268,15 +278,23 @@ impl Study for SimSpin {
                 .map(|p| p.stat(|r| r.throughput_ops_s).0 / f64::from(p.threads))
                 .fold(0.0, f64::max);
             let (pscale, punit) = throughput_unit(per_core_top);
-            Self::table(out, &group, &format!("per core, {punit}"), |p| {
+            Self::table(out, &group, &format!("per core, {punit}"), 9, |p| {
                 Some(sig(p.stat(|r| r.throughput_ops_s).0
                     / f64::from(p.threads)
                     / pscale))
             });
-            Self::table(out, &group, "fairness, Jain's index", |p| {
-                Some(format!("{:.2}", p.stat(|r| r.jain).0))
-            });
-            Self::table(out, &group, "hand-overs across sockets, %", |p| {
+            Self::table(
+                out,
+                &group,
+                "per-thread shares: Jain's index (1 = even), least–most acquisitions of a \
+                 thread in % of an even share",
+                16,
+                |p| {
+                    let (jain, lo, hi) = fairness(p)?;
+                    Some(format!("{jain:.2} {lo:>3.0}–{hi:<3.0}%"))
+                },
+            );
+            Self::table(out, &group, "hand-overs across sockets, %", 9, |p| {
                 let x = p.stat(across_pct).0;
                 x.is_finite().then(|| format!("{x:.0}"))
             });
@@ -284,6 +302,7 @@ impl Study for SimSpin {
                 out,
                 &group,
                 "time lines spent moving, % of the window",
+                9,
                 |p| {
                     let x = p.stat(moving_pct).0;
                     x.is_finite().then(|| format!("{x:.0}"))
