@@ -31,6 +31,9 @@ pub enum ModelError {
     NoCores,
     /// More cores than [`MAX_CORES`].
     TooManyCores(u64),
+    /// More cores than the constant-service repairman solves
+    /// ([`super::constant::MAX_CONSTANT_CORES`]).
+    TooManyCoresConstant(u32),
     /// 1/S, the lock's peak throughput, is not a finite number: S is below
     /// about 5.6·10⁻³⁰⁹.
     PeakOverflow(f64),
@@ -123,6 +126,11 @@ impl fmt::Display for ModelError {
             Self::TooManyCores(n) => write!(
                 f,
                 "N = {n} cores is more than the models solve: allowed 1 to {MAX_CORES}"
+            ),
+            Self::TooManyCoresConstant(n) => write!(
+                f,
+                "N = {n} cores is more than the constant-service model solves: allowed 1 to {}",
+                super::constant::MAX_CONSTANT_CORES
             ),
             Self::PeakOverflow(s) => write!(
                 f,
