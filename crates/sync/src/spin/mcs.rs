@@ -30,8 +30,9 @@
 //! move (no lock with waiters can: they borrow it).
 //!
 //! **The hand-over carries a word.** A waiter spins on its node's `grant`
-//! while it reads [`WAITING`]; the holder hands over by storing any other
-//! value there, which `RawMcs::acquire_granted` returns beside the token.
+//! while it reads `WAITING` (`u32::MAX`); the holder hands over by storing
+//! any other value there, which `RawMcs::acquire_granted` returns beside
+//! the token.
 //! A plain `RawMcs` always grants 0, and an acquisition that found the
 //! queue empty reads 0. (The grant is not kept in the token: a token of a
 //! pointer and one `u32` keeps the plain lock's uncontended pair at the
