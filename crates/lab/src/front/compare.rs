@@ -319,6 +319,41 @@ pub fn machine_warning(a: &RunMeta, b: &RunMeta) -> Option<String> {
     ))
 }
 
+/// A round trip this many times the other's is another placement of the
+/// machine's CPUs, not noise: within one placement the lab's guest
+/// measured 67–97 ns, and a host that moves its two CPUs near or far
+/// changes it about 6× (docs/cli.md, *Held to this machine*).
+const TRANSFER_RATIO: f64 = 2.0;
+
+/// The warning line when one machine recorded cache-line round trips
+/// more than [`TRANSFER_RATIO`] apart in the two runs (a virtual
+/// machine whose CPUs the host placed differently); else `None`, and
+/// `None` for two machines, which [`machine_warning`] covers.
+pub fn transfer_warning(a: &RunMeta, b: &RunMeta) -> Option<String> {
+    if machine_warning(a, b).is_some() {
+        return None;
+    }
+    let (x, y) = (a.machine.c2c_round_trip_ns?, b.machine.c2c_round_trip_ns?);
+    if !(x > 0.0 && y > 0.0) || x.max(y) < TRANSFER_RATIO * x.min(y) {
+        return None;
+    }
+    Some(format!(
+        "warning: the machine's cache-line round trip differed (A {} against B {}): its CPUs \
+         were placed differently, and what hands lines between cores may differ for that; \
+         compared anyway",
+        crate::core::report::fmt_ns(x),
+        crate::core::report::fmt_ns(y)
+    ))
+}
+
+/// Every warning about the two runs' machines, in the order to print.
+pub fn warnings(a: &RunMeta, b: &RunMeta) -> Vec<String> {
+    machine_warning(a, b)
+        .into_iter()
+        .chain(transfer_warning(a, b))
+        .collect()
+}
+
 /// `n point(s)`.
 fn points_word(n: usize) -> String {
     format!("{n} point{}", if n == 1 { "" } else { "s" })
@@ -366,7 +401,7 @@ pub fn text(a: (&Named, &RunMeta), b: (&Named, &RunMeta), c: &Comparison) -> Str
     let mut out = String::new();
     let _ = writeln!(out, "A: {}: {}", a.0.label(), run_line(a.1));
     let _ = writeln!(out, "B: {}: {}", b.0.label(), run_line(b.1));
-    if let Some(w) = machine_warning(a.1, b.1) {
+    for w in warnings(a.1, b.1) {
         let _ = writeln!(out, "{w}");
     }
     let _ = writeln!(
@@ -519,7 +554,7 @@ pub fn json(a: (&Named, &RunMeta), b: (&Named, &RunMeta), c: &Comparison) -> Val
             })
         })
         .collect();
-    let warnings: Vec<String> = machine_warning(a.1, b.1).into_iter().collect();
+    let warnings = warnings(a.1, b.1);
     json!({
         "a": side(a),
         "b": side(b),
@@ -625,7 +660,7 @@ pub fn command(cli: &Cli, a: &str, b: &str, format: Option<Format>, noise_pct: u
                 nb.label(),
                 pct(c.noise)
             );
-            if let Some(w) = machine_warning(&ma, &mb) {
+            for w in warnings(&ma, &mb).iter().rev() {
                 md = format!("**{w}**\n\n{md}");
             }
             md.push_str(&t.markdown(&export::numeric_columns(&t)));
@@ -642,7 +677,7 @@ pub fn command(cli: &Cli, a: &str, b: &str, format: Option<Format>, noise_pct: u
     }
     // CSV has no room for the warning; it goes to stderr.
     if format == Format::Csv {
-        if let Some(w) = machine_warning(&ma, &mb) {
+        for w in warnings(&ma, &mb) {
             crate::noteln!("{w}");
         }
     }
@@ -835,6 +870,42 @@ mod tests {
         assert!(machine_warning(&a, &twin)
             .unwrap()
             .contains("machine ci-amd against amd-2"));
+    }
+
+    /// One machine whose round trip moved 6× between runs (the lab's
+    /// guest, its CPUs placed near and then far) is warned of; within 2×,
+    /// or unrecorded, or on two machines (warned of as such), it is not.
+    #[test]
+    fn a_moved_transfer_cost_is_warned_of_on_one_machine() {
+        use crate::core::results::Machine;
+        let on = |id: &str, rt: Option<f64>| RunMeta {
+            id: Some(1),
+            uuid: None,
+            kind: "bench demo".into(),
+            command: "locklab bench demo".into(),
+            params: json!({}),
+            machine: Machine {
+                id: Some(id.into()),
+                cpu_model: "AMD EPYC".into(),
+                cores: 2,
+                c2c_round_trip_ns: rt,
+                ..Machine::default()
+            },
+            started: "t".into(),
+            finished: None,
+            complete: true,
+        };
+        let near = on("guest", Some(76.0));
+        let far = on("guest", Some(480.0));
+        let w = warnings(&near, &far);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("round trip differed (A 76"), "{}", w[0]);
+        assert!(w[0].contains("against B 480"), "{}", w[0]);
+        assert!(warnings(&near, &on("guest", Some(140.0))).is_empty());
+        assert!(warnings(&near, &on("guest", None)).is_empty());
+        let other = warnings(&near, &on("other", Some(480.0)));
+        assert_eq!(other.len(), 1, "{other:?}");
+        assert!(other[0].contains("different machines"), "{}", other[0]);
     }
 
     #[test]
