@@ -323,7 +323,7 @@ pub fn machine_warning(a: &RunMeta, b: &RunMeta) -> Option<String> {
 /// machine's CPUs, not noise: within one placement the lab's guest
 /// measured 67–97 ns, and a host that moves its two CPUs near or far
 /// changes it about 6× (docs/cli.md, *Held to this machine*).
-const TRANSFER_RATIO: f64 = 2.0;
+pub const TRANSFER_RATIO: f64 = 2.0;
 
 /// The warning line when one machine recorded cache-line round trips
 /// more than [`TRANSFER_RATIO`] apart in the two runs (a virtual

@@ -25,7 +25,7 @@ use crate::core::stats::{geomean, sig3, unpaired_ratio, Ratio};
 use crate::core::store::Store;
 use crate::core::table::{self, Column, Table};
 use crate::front::cli::{Cli, Format};
-use crate::front::compare::Change;
+use crate::front::compare::{Change, TRANSFER_RATIO};
 use crate::front::html::markup::{esc, inline_svg};
 use crate::outln;
 
@@ -71,6 +71,9 @@ pub struct Series {
     pub params: Value,
     /// Its revisions, in the order each first ran.
     pub revisions: Vec<Revision>,
+    /// The cache-line round trip each of its runs recorded, ns (runs that
+    /// recorded none left out).
+    pub round_trips: Vec<f64>,
 }
 
 impl Series {
@@ -83,6 +86,19 @@ impl Series {
             .filter(|x| x.is_finite())
             .fold(0.0, f64::max);
         report::throughput_unit(top)
+    }
+
+    /// The least and most round trips its runs recorded, when they are
+    /// more than [`TRANSFER_RATIO`] apart: the machine's CPUs were placed
+    /// differently between its runs (see `compare::transfer_warning`).
+    pub fn placements_differ(&self) -> Option<(f64, f64)> {
+        let lo = self
+            .round_trips
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let hi = self.round_trips.iter().copied().fold(0.0, f64::max);
+        (lo > 0.0 && hi >= TRANSFER_RATIO * lo).then_some((lo, hi))
     }
 }
 
@@ -123,6 +139,7 @@ pub fn history(runs: &[(RunMeta, Vec<Point>)], q: &Query, db: &str) -> Result<Ve
                             machine: meta.machine.clone(),
                             params: p.params.clone(),
                             revisions: Vec::new(),
+                            round_trips: Vec::new(),
                         },
                     ));
                     series.len() - 1
@@ -148,6 +165,8 @@ pub fn history(runs: &[(RunMeta, Vec<Point>)], q: &Query, db: &str) -> Result<Ve
             let r = &mut s.revisions[r];
             if !r.runs.contains(&id) {
                 r.runs.push(id);
+                s.round_trips
+                    .extend(meta.machine.c2c_round_trip_ns.filter(|x| x.is_finite()));
             }
             r.throughputs
                 .extend(p.reps.iter().map(|x| x.throughput_ops_s));
@@ -266,6 +285,15 @@ pub fn text(q: &Query, series: &[Series]) -> String {
         let right = [false, false, true, false, true, true, true, false, false];
         let align: Vec<Column> = right.iter().map(|&r| Column::fit(r)).collect();
         table::layout(&mut out, &rows, &align, 2);
+        if let Some((lo, hi)) = s.placements_differ() {
+            let _ = writeln!(
+                out,
+                "  warning: its runs recorded cache-line round trips from {} to {}: the \
+                 machine's CPUs were placed differently between them, and a change may be that",
+                report::fmt_ns(lo),
+                report::fmt_ns(hi)
+            );
+        }
     }
     if unknown {
         let _ = writeln!(
@@ -316,7 +344,15 @@ pub fn json(q: &Query, series: &[Series]) -> Value {
                     })
                 })
                 .collect();
-            json!({ "machine": s.machine, "params": s.params, "revisions": revisions })
+            let placements = s.placements_differ().map(
+                |(lo, hi)| json!({ "round_trip_ns_min": num(lo), "round_trip_ns_max": num(hi) }),
+            );
+            json!({
+                "machine": s.machine,
+                "params": s.params,
+                "revisions": revisions,
+                "placements_differ": placements,
+            })
         })
         .collect();
     json!({
@@ -501,6 +537,16 @@ pub fn page(q: &Query, series: &[Series]) -> String {
             );
         }
         s.push_str("</tbody></table>");
+        if let Some((lo, hi)) = ser.placements_differ() {
+            let _ = write!(
+                s,
+                "<p class=\"warn\">Its runs recorded cache-line round trips from {} to {}: the \
+                 machine's CPUs were placed differently between them, and a change may be \
+                 that.</p>",
+                esc(&report::fmt_ns(lo)),
+                esc(&report::fmt_ns(hi))
+            );
+        }
     }
     s.push_str("</body></html>\n");
     s
@@ -635,6 +681,37 @@ mod tests {
             "{svg}"
         );
         assert_eq!(svg.matches("#D62728").count(), 2, "{svg}");
+    }
+
+    /// Runs of one machine whose recorded round trips are 6× apart (a
+    /// guest whose CPUs were placed near, then far) are warned of in the
+    /// text, the JSON and the page; 1.3× apart, or unrecorded, they are not.
+    #[test]
+    fn a_series_whose_runs_saw_other_placements_is_warned_of() {
+        let with_rt = |id, rev, rt: Option<f64>| {
+            let (mut m, p) = run(id, "guest", rev, 3.0e6, 100);
+            m.machine.c2c_round_trip_ns = rt;
+            (m, p)
+        };
+        let moved = [
+            with_rt(1, "aaa", Some(76.0)),
+            with_rt(2, "bbb", Some(480.0)),
+        ];
+        let s = history(&moved, &query(None), "db").unwrap();
+        assert_eq!(s[0].placements_differ(), Some((76.0, 480.0)));
+        let t = text(&query(None), &s);
+        assert!(t.contains("round trips from 76ns to 480ns"), "{t}");
+        assert_eq!(
+            json(&query(None), &s)["series"][0]["placements_differ"]["round_trip_ns_max"],
+            480.0
+        );
+        assert!(page(&query(None), &s).contains("round trips from 76ns to 480ns"));
+        for rt in [Some(100.0), None] {
+            let steady = [with_rt(1, "aaa", Some(76.0)), with_rt(2, "bbb", rt)];
+            let s = history(&steady, &query(None), "db").unwrap();
+            assert_eq!(s[0].placements_differ(), None);
+            assert!(!text(&query(None), &s).contains("round trips"));
+        }
     }
 
     #[test]
