@@ -24,9 +24,9 @@
 //! exponential backoff) and the local locks are [`RawMcs`], reused whole,
 //! nodes, table and spares included; `RawMcs::has_waiter` is its cohort
 //! detection, and its hand-over's word (`RawMcs::release_granting`, read
-//! by `RawMcs::acquire_granted`) says whether
-//! the global lock comes with the local one, as the paper's MCS local
-//! lock says it in the successor's node.
+//! by `RawMcs::acquire_granted`) says whether the global lock comes with
+//! the local one, in the line the successor already spins on, as HMCS's
+//! `status` word carries its count (`numa::hmcs`).
 //!
 //! ```text
 //!  RawCboMcs
@@ -49,7 +49,7 @@
 //! beside each node's MCS tail, which the holder wrote and its successor
 //! read: two more transfers of a line that arrivals keep taking for the
 //! tail swap, enough for `locklab sim spin` to put this lock behind plain
-//! MCS within a socket.)
+//! MCS, within a socket and across two.)
 //!
 //! # The bound and fairness
 //!

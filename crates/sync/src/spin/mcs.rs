@@ -32,15 +32,14 @@
 //! **The hand-over carries a word.** A waiter spins on its node's `grant`
 //! while it reads `WAITING` (`u32::MAX`); the holder hands over by storing
 //! any other value there, which `RawMcs::acquire_granted` returns beside
-//! the token.
-//! A plain `RawMcs` always grants 0, and an acquisition that found the
-//! queue empty reads 0. (The grant is not kept in the token: a token of a
-//! pointer and one `u32` keeps the plain lock's uncontended pair at the
-//! two read-modify-writes' cost, which a wider one measurably did not.) The cohort lock
-//! (`numa::cohort`) grants the count of consecutive local passes of its
-//! global lock, so that the news travels in the line the successor
-//! already waits on, as the cohort paper's MCS local lock does with its
-//! node's state.
+//! the token. A plain `RawMcs` always grants 0, and an acquisition that
+//! found the queue empty reads 0. The cohort lock (`numa::cohort`) grants
+//! the count of consecutive local passes of its global lock, so that the
+//! news travels in the line the successor already waits on, as HMCS's
+//! `status` word carries its count (`numa::hmcs`). (The grant is not
+//! kept in the token: a token of a pointer and one `u32` keeps the plain
+//! lock's uncontended pair at the two read-modify-writes' cost, which a
+//! wider one measurably did not.)
 //!
 //! Contended acquirers queue with nodes from a per-thread
 //! `util::nodes::NodeTable`
