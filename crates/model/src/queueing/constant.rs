@@ -2,10 +2,10 @@
 //!
 //! [`super::repairman`] assumes the lock is held for an exponentially
 //! distributed time of mean S. A big lock whose holding time is the same
-//! every time (seed 002's Fig. 4a: one system call's S = 358 cycles) is
-//! the finite-source queue with deterministic service, M/D/1//N, whose
-//! throughput is a little higher near the knee (less variance in the
-//! service, less queueing); its exact value is what
+//! every time is the finite-source queue with deterministic service,
+//! M/D/1//N, whose throughput comes out a little higher near the knee
+//! (less variance in the service, less queueing: up to 6 % in the cases
+//! the tests try); its exact value is what
 //! [`Repairman::throughput_constant`] computes, and what `locklab sim
 //! spin`'s simulator is held to for a constant critical section.
 //!
