@@ -78,6 +78,53 @@ fn predict_prints_the_table_knee_and_cores_95() {
     );
 }
 
+/// `--model repairman-const`: one core goes round in S + Z; two cores'
+/// throughput is the chain at releases solved by hand here; the curve lies
+/// above the exponential repairman's and under the bounds; its own
+/// cores_95; more cores than it solves, one line and exit 2.
+#[test]
+fn predict_with_a_constant_service_time() {
+    let d = tempfile::tempdir().unwrap();
+    let args = |model: &'static str, cores: &'static str| {
+        vec![
+            "--json",
+            "model",
+            "predict",
+            "--service",
+            "1",
+            "--delay",
+            "2",
+            "--cores",
+            cores,
+            "--model",
+            model,
+        ]
+    };
+    let v = ok_json(&locklab(d.path(), &args("repairman-const", "1-8")));
+    assert_eq!(v["model"], "repairman-const");
+    let x = |v: &Value, i: usize| f(&v["points"][i]["throughput"]);
+    assert!(rel(x(&v, 0), 1.0 / 3.0) < 1e-12, "{v}");
+    // Two cores: from either state after a release the other core comes
+    // during the next service with probability q = 1 − e^(−S/Z), so
+    // π_1/π_0 = q/(1 − q), and X = 1/(S + π_0·Z/2).
+    let q = 1.0 - (-0.5f64).exp();
+    let pi0 = 1.0 - q;
+    assert!(rel(x(&v, 1), 1.0 / (1.0 + pi0)) < 1e-12, "{v}");
+    let exp = ok_json(&locklab(d.path(), &args("repairman", "1-8")));
+    let mut first_95 = None;
+    for i in 0..8 {
+        let n = (i + 1) as f64;
+        assert!(x(&v, i) >= x(&exp, i) * (1.0 - 1e-12), "{i}: {v} {exp}");
+        assert!(x(&v, i) <= (n / 3.0).min(1.0) * (1.0 + 1e-12), "{i}: {v}");
+        if first_95.is_none() && x(&v, i) >= 0.95 {
+            first_95 = Some(i as u64 + 1);
+        }
+    }
+    assert_eq!(v["cores_95"].as_u64(), first_95, "{v}");
+    let o = locklab(d.path(), &args("repairman-const", "10001"));
+    assert_bad_input(&o, "allowed 1 to 10000");
+}
+
 #[test]
 fn predict_json_has_the_promised_fields_and_identities() {
     let d = tempfile::tempdir().unwrap();
@@ -345,7 +392,7 @@ fn bad_input_is_one_line_and_exit_2() {
                 "--model",
                 "mcs",
             ]),
-            "[possible values: repairman, ticket]".into(),
+            "[possible values: repairman, repairman-const, ticket]".into(),
         ),
         (
             predict(&[

@@ -44,6 +44,7 @@
 //! S ≫ Z) keep every step finite; the cost is O(N²) time and O(N) space,
 //! so N is limited to [`MAX_CONSTANT_CORES`].
 
+use super::chain::{self, Solution};
 use super::error::{check_cores, ModelError};
 use super::repairman::Repairman;
 
@@ -56,21 +57,109 @@ impl Repairman {
     /// still exponential of mean Z): the exact throughput of M/D/1//N
     /// (see [`super::constant`]).
     pub fn throughput_constant(&self, cores: u32) -> Result<f64, ModelError> {
-        let n = check_cores(cores)?;
-        if n > MAX_CONSTANT_CORES {
-            return Err(ModelError::TooManyCoresConstant(n));
-        }
+        let n = check_constant_cores(cores)?;
         let (s, z) = (self.service(), self.delay());
         if z == 0.0 {
             // Every core is back at once: the lock never idles.
             return Ok(1.0 / s);
         }
+        let x = throughput_of(s, z, n, &self.chain_at_releases(n));
+        if x.is_finite() && x > 0.0 {
+            Ok(x)
+        } else {
+            Err(ModelError::Unrepresentable {
+                cores: n,
+                service: s,
+                delay: z,
+            })
+        }
+    }
+
+    /// The steady state of `cores` cores when every acquisition holds the
+    /// lock for exactly S: the throughput of
+    /// [`throughput_constant`](Self::throughput_constant) and the share of
+    /// time with k cores at the lock. An arrival finds k cores there as
+    /// often as a release leaves k behind (each count is crossed as often
+    /// up as down), and arrivals in state k come at rate (N − k)/Z, so
+    /// P_k = X·Z·π_k/(N − k) for k < N, and P_N is the rest; the queue
+    /// length, utilisation (X·S = 1 − P_0) and response time follow.
+    pub fn solve_constant(&self, cores: u32) -> Result<Solution, ModelError> {
+        let n = check_constant_cores(cores)?;
+        let (s, z) = (self.service(), self.delay());
+        let x = self.throughput_constant(n)?;
+        let mut p = vec![0.0; n as usize + 1];
+        if z == 0.0 {
+            p[n as usize] = 1.0;
+        } else {
+            let ln_pi = self.chain_at_releases(n);
+            let ln_total = ln_sum(&ln_pi);
+            let mut below = 0.0;
+            for (k, &l) in ln_pi.iter().enumerate() {
+                p[k] = x * z * (l - ln_total).exp() / f64::from(n - k as u32);
+                below += p[k];
+            }
+            p[n as usize] = (1.0 - below).max(0.0);
+        }
+        let queue: f64 = p.iter().enumerate().map(|(k, w)| k as f64 * w).sum();
+        chain::finite(
+            Solution {
+                cores: n,
+                utilization: 1.0 - p[0],
+                probabilities: p,
+                queue_length: queue,
+                throughput: x,
+                response: queue / x,
+            },
+            s,
+            z,
+        )
+    }
+
+    /// The fewest cores whose constant-service throughput reaches 95 % of
+    /// the lock's peak 1/S; `None` if that takes more than
+    /// [`MAX_CONSTANT_CORES`]. No N below 0.95·N* can reach it (X stays
+    /// under N/(S + Z), whatever the service time's distribution), and X
+    /// rises with N (the tests hold it to that), so doubling from there
+    /// and then halving finds it in O(log N) solutions.
+    pub fn cores_95_constant(&self) -> Option<u32> {
+        let reaches = |n: u32| {
+            self.throughput_constant(n)
+                .is_ok_and(|x| x * self.service() >= 0.95)
+        };
+        let first = (0.95 * self.knee()).ceil().max(1.0);
+        if first > f64::from(MAX_CONSTANT_CORES) {
+            return None;
+        }
+        let mut hi = first as u32;
+        let mut lo = hi - 1; // cannot reach (or 0)
+        while !reaches(hi) {
+            if hi == MAX_CONSTANT_CORES {
+                return None;
+            }
+            lo = hi;
+            hi = (hi * 2).min(MAX_CONSTANT_CORES);
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if reaches(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some(hi)
+    }
+
+    /// ln π_0 … ln π_(N−1), unnormalised (π_0 = 1): the chain at releases
+    /// of N ≥ 1 cores, Z > 0 (module documentation).
+    fn chain_at_releases(&self, n: u32) -> Vec<f64> {
+        let (s, z) = (self.service(), self.delay());
         let n_us = n as usize;
         // ln(1 − q) = −S/Z and ln q, both exact in floating point terms.
         let ln_stay = -s / z;
         let ln_q = (-(-s / z).exp_m1()).ln();
-        // ln π_n (unnormalised, π_0 = 1) and the log-sums of the flows
-        // into each cut from below, accumulated as each π_i is known.
+        // ln π_n and the log-sums of the flows into each cut from below,
+        // accumulated as each π_i is known.
         let mut ln_pi = vec![f64::NEG_INFINITY; n_us];
         let mut inflow = vec![f64::NEG_INFINITY; n_us];
         ln_pi[0] = 0.0;
@@ -92,21 +181,28 @@ impl Repairman {
                 }
             }
         }
-        let ln_total = ln_pi
-            .iter()
-            .fold(f64::NEG_INFINITY, |acc, &x| ln_add(acc, x));
-        let pi0 = (-ln_total).exp();
-        let x = 1.0 / (s + pi0 * (z / f64::from(n)));
-        if x.is_finite() && x > 0.0 {
-            Ok(x)
-        } else {
-            Err(ModelError::Unrepresentable {
-                cores: n,
-                service: s,
-                delay: z,
-            })
-        }
+        ln_pi
     }
+}
+
+/// N checked for the constant-service model.
+fn check_constant_cores(cores: u32) -> Result<u32, ModelError> {
+    let n = check_cores(cores)?;
+    if n > MAX_CONSTANT_CORES {
+        return Err(ModelError::TooManyCoresConstant(n));
+    }
+    Ok(n)
+}
+
+/// X = 1/(S + π_0·Z/N) from the chain's unnormalised logarithms.
+fn throughput_of(s: f64, z: f64, n: u32, ln_pi: &[f64]) -> f64 {
+    let pi0 = (-ln_sum(ln_pi)).exp();
+    1.0 / (s + pi0 * (z / f64::from(n)))
+}
+
+/// ln Σ eˣ over `xs`.
+fn ln_sum(xs: &[f64]) -> f64 {
+    xs.iter().fold(f64::NEG_INFINITY, |acc, &x| ln_add(acc, x))
 }
 
 /// ln P(A ≥ a) for a = 0 … m, A ~ Binomial(m, q), from ln q and ln(1 − q):
@@ -224,6 +320,52 @@ mod tests {
         let m = Repairman::new(1e4, 1.0).unwrap();
         let x = m.throughput_constant(2000).unwrap();
         assert!((x * 1e4 - 1.0).abs() < 1e-12, "{x}");
+    }
+
+    /// The state distribution against a simulation of M/D/1//N written
+    /// outside locklab (Python, an event loop over 4·10⁶ time units,
+    /// exponential delays, constant service: the share of time with k
+    /// cores at the lock, good to about ±0.001); one core is out
+    /// Z/(S + Z) of the time; every distribution sums to 1 with
+    /// utilisation X·S.
+    #[test]
+    fn the_state_distribution_matches_an_independent_simulation() {
+        let cases: [(u32, f64, &[f64]); 2] = [
+            (3, 2.0, &[0.1635, 0.4212, 0.3401, 0.0752]),
+            (5, 6.0, &[0.3346, 0.3962, 0.2045, 0.0564, 0.0079, 0.0004]),
+        ];
+        for (n, z, want) in cases {
+            let sol = Repairman::new(1.0, z).unwrap().solve_constant(n).unwrap();
+            for (k, (p, w)) in sol.probabilities.iter().zip(want).enumerate() {
+                assert!((p - w).abs() < 0.002, "N {n} Z {z}, P_{k}: {p} against {w}");
+            }
+        }
+        let one = Repairman::new(3.0, 5.0).unwrap().solve_constant(1).unwrap();
+        assert!((one.probabilities[0] - 5.0 / 8.0).abs() < 1e-12, "{one:?}");
+        for (s, z) in [(1.0, 2.0), (358.0, 4000.0), (2.0, 0.0)] {
+            for n in [1, 2, 8, 20] {
+                let sol = Repairman::new(s, z).unwrap().solve_constant(n).unwrap();
+                let total: f64 = sol.probabilities.iter().sum();
+                assert!((total - 1.0).abs() < 1e-9, "{s} {z} {n}: {sol:?}");
+                assert!(
+                    (sol.utilization - sol.throughput * s).abs() < 1e-9,
+                    "{sol:?}"
+                );
+            }
+        }
+    }
+
+    /// cores_95 by its definition: the first N whose X·S reaches 0.95.
+    #[test]
+    fn cores_95_is_the_first_count_at_95_percent() {
+        for (s, z) in [(1.0, 0.0), (1.0, 2.0), (1.0, 6.0), (358.0, 4000.0)] {
+            let m = Repairman::new(s, z).unwrap();
+            let first = (1..=200)
+                .find(|&n| m.throughput_constant(n).unwrap() * s >= 0.95)
+                .unwrap();
+            assert_eq!(m.cores_95_constant(), Some(first), "{s} {z}");
+        }
+        assert_eq!(Repairman::new(1.0, 1e6).unwrap().cores_95_constant(), None);
     }
 
     #[test]

@@ -28,8 +28,10 @@ pub enum ModelKind {
 /// Which queueing model `model predict` solves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModelName {
-    /// The machine-repairman model of a big lock (seed 002): service time S whatever the queue.
+    /// The machine-repairman model of a big lock (seed 002): service time S whatever the queue, exponentially distributed.
     Repairman,
+    /// The same with every acquisition holding the lock exactly S (M/D/1//N, solved exactly; up to 10000 cores).
+    RepairmanConst,
     /// The ticket-lock collapse model (Boyd-Wickizer et al. 2012): service time S + C·k with k cores at the lock.
     Ticket,
 }

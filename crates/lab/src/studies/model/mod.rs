@@ -45,8 +45,8 @@ fn model_error(e: locklab_model::queueing::ModelError) -> LabError {
 fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
     let rep = Repairman::new(a.service, a.delay).map_err(model_error)?;
     let ticket = match (a.model, a.handoff) {
-        (ModelName::Repairman, None) => None,
-        (ModelName::Repairman, Some(c)) => {
+        (ModelName::Repairman | ModelName::RepairmanConst, None) => None,
+        (ModelName::Repairman | ModelName::RepairmanConst, Some(c)) => {
             return Err(LabError::input(format!(
                 "--handoff {c} is for --model ticket; the repairman model has no hand-off cost"
             )))
@@ -64,8 +64,10 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
     let max = *cores.last().ok_or_else(|| {
         LabError::input("an empty list of cores: give counts like 1,2,4 or ranges like 1-28")
     })?;
+    let constant = a.model == ModelName::RepairmanConst;
     let solve = |n: u32| match &ticket {
         Some(t) => t.solve(n),
+        None if constant => rep.solve_constant(n),
         None => rep.solve(n),
     };
     let sols: Vec<Solution> = cores
@@ -90,8 +92,13 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
             })
             .collect();
         let mut v = json!({
-            "model": match a.model { ModelName::Repairman => "repairman", ModelName::Ticket => "ticket" },
-            "service": s, "delay": a.delay, "knee": rep.knee(), "cores_95": rep.cores_95(),
+            "model": match a.model {
+                ModelName::Repairman => "repairman",
+                ModelName::RepairmanConst => "repairman-const",
+                ModelName::Ticket => "ticket",
+            },
+            "service": s, "delay": a.delay, "knee": rep.knee(),
+            "cores_95": if constant { rep.cores_95_constant() } else { rep.cores_95() },
             "points": points,
         });
         if let (Some(t), Some((n, x))) = (&ticket, peak) {
@@ -106,11 +113,16 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
         None => {
             let _ = writeln!(
                 out,
-                "machine-repairman model: S = {}, Z = {} (one time unit; throughput in acquisitions per unit)",
+                "machine-repairman model{}: S = {}, Z = {} (one time unit; throughput in acquisitions per unit)",
+                if constant {
+                    ", every acquisition holding the lock exactly S (M/D/1//N)"
+                } else {
+                    ""
+                },
                 num(s),
                 num(a.delay)
             );
-            let _ = writeln!(out, "{}", knee_line(&rep));
+            let _ = writeln!(out, "{}", knee_line(&rep, constant));
         }
         Some(t) => {
             let _ = writeln!(
@@ -129,7 +141,7 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
                     pct(x * s)
                 );
             }
-            let _ = writeln!(out, "with C = 0 (repairman): {}", knee_line(&rep));
+            let _ = writeln!(out, "with C = 0 (repairman): {}", knee_line(&rep, false));
         }
     }
     let _ = writeln!(
@@ -152,11 +164,20 @@ fn predict(json_out: bool, a: &PredictArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// "knee N* = … cores; 95 % of 1/S from N cores".
-fn knee_line(m: &Repairman) -> String {
-    let c95 = match m.cores_95() {
+/// "knee N* = … cores; 95 % of 1/S from N cores", for the exponential
+/// or (`constant`) the constant service time.
+fn knee_line(m: &Repairman, constant: bool) -> String {
+    let (c95, max) = if constant {
+        (
+            m.cores_95_constant(),
+            locklab_model::queueing::MAX_CONSTANT_CORES,
+        )
+    } else {
+        (m.cores_95(), locklab_model::queueing::MAX_CORES)
+    };
+    let c95 = match c95 {
         Some(n) => format!("from {n} cores"),
-        None => format!("beyond {} cores", locklab_model::queueing::MAX_CORES),
+        None => format!("beyond {max} cores"),
     };
     format!(
         "knee N* = (S+Z)/S = {} cores; throughput reaches 95 % of the peak 1/S = {} {c95} (cores_95)",
@@ -524,7 +545,7 @@ pub fn fit_text(f: &Fit, source: &str, core_counts: usize) -> String {
             );
         }
     }
-    let _ = writeln!(out, "{}", knee_line(&f.model));
+    let _ = writeln!(out, "{}", knee_line(&f.model, false));
     let _ = writeln!(
         out,
         "{:>6} {:>12} {:>12} {:>12} {:>9}",
