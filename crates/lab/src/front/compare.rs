@@ -823,26 +823,33 @@ mod tests {
         Point::of_throughputs("demo", lock, threads, json!({"cs_ns": 100}), tputs)
     }
 
-    #[test]
-    fn two_machines_are_warned_of_with_every_fact_that_differs() {
-        use crate::core::results::Machine;
-        let on = |id: Option<&str>, cpu: &str, kernel: &str, rtm: Option<bool>| RunMeta {
+    /// A run of `bench demo` on `machine`.
+    fn run_on(machine: crate::core::results::Machine) -> RunMeta {
+        RunMeta {
             id: Some(1),
             uuid: None,
             kind: "bench demo".into(),
             command: "locklab bench demo".into(),
             params: json!({}),
-            machine: Machine {
+            machine,
+            started: "t".into(),
+            finished: None,
+            complete: true,
+        }
+    }
+
+    #[test]
+    fn two_machines_are_warned_of_with_every_fact_that_differs() {
+        use crate::core::results::Machine;
+        let on = |id: Option<&str>, cpu: &str, kernel: &str, rtm: Option<bool>| {
+            run_on(Machine {
                 id: id.map(str::to_string),
                 cpu_model: cpu.into(),
                 cores: 2,
                 kernel: kernel.into(),
                 rtm,
                 ..Machine::default()
-            },
-            started: "t".into(),
-            finished: None,
-            complete: true,
+            })
         };
         let a = on(Some("ci-amd"), "AMD EPYC", "Linux 6.1", Some(false));
         assert_eq!(machine_warning(&a, &a), None);
@@ -878,22 +885,14 @@ mod tests {
     #[test]
     fn a_moved_transfer_cost_is_warned_of_on_one_machine() {
         use crate::core::results::Machine;
-        let on = |id: &str, rt: Option<f64>| RunMeta {
-            id: Some(1),
-            uuid: None,
-            kind: "bench demo".into(),
-            command: "locklab bench demo".into(),
-            params: json!({}),
-            machine: Machine {
+        let on = |id: &str, rt: Option<f64>| {
+            run_on(Machine {
                 id: Some(id.into()),
                 cpu_model: "AMD EPYC".into(),
                 cores: 2,
                 c2c_round_trip_ns: rt,
                 ..Machine::default()
-            },
-            started: "t".into(),
-            finished: None,
-            complete: true,
+            })
         };
         let near = on("guest", Some(76.0));
         let far = on("guest", Some(480.0));
