@@ -583,6 +583,35 @@ fn cohort_grant(th: &mut Thread, waiter: bool) {
     }
 }
 
+/// A read-modify-write that puts `new` in field 0 of `line`: the old
+/// value and the access's end (a test-and-set, an MCS tail swap).
+fn swap(
+    mem: &mut Memory,
+    line: usize,
+    new: u64,
+    access: &mut impl FnMut(&mut Memory, usize, Kind) -> f64,
+) -> (u64, f64) {
+    let old = mem.lines[line].vals[0];
+    mem.lines[line].vals[0] = new;
+    (old, access(mem, line, Kind::Rmw))
+}
+
+/// A queue lock's release with nobody linked behind: the compare-and-swap
+/// of the tail (field 0 of `line`) from thread `t` back to empty. Whether
+/// it swung (no waiter came) and the access's end.
+fn swing_back(
+    mem: &mut Memory,
+    line: usize,
+    t: u32,
+    access: &mut impl FnMut(&mut Memory, usize, Kind) -> f64,
+) -> (bool, f64) {
+    let mine = mem.lines[line].vals[0] == u64::from(t);
+    if mine {
+        mem.lines[line].vals[0] = NONE;
+    }
+    (mine, access(mem, line, Kind::Rmw))
+}
+
 /// Reads field `field` of `line` for thread `t`: the value and the read's
 /// end if `ready` says the wait is over; else the thread watches the
 /// line (its cached copy) until a write, and `None`.
@@ -648,9 +677,7 @@ fn step(
 
         // tas: swap until the old value is 0.
         (Algorithm::Tas, Phase::Acquire(_)) => {
-            let old = mem.lines[LOCK].vals[0];
-            mem.lines[LOCK].vals[0] = 1;
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (old, done) = swap(mem, LOCK, 1, &mut access);
             if old == 0 {
                 acquired = true;
                 th.phase = Phase::Cs(0);
@@ -668,9 +695,7 @@ fn step(
             }
         }
         (Algorithm::Ttas, Phase::Acquire(_)) => {
-            let old = mem.lines[LOCK].vals[0];
-            mem.lines[LOCK].vals[0] = 1;
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (old, done) = swap(mem, LOCK, 1, &mut access);
             if old == 0 {
                 acquired = true;
                 th.phase = Phase::Cs(0);
@@ -720,9 +745,8 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Mcs, Phase::Acquire(1)) => {
-            th.reg = mem.lines[LOCK].vals[0];
-            mem.lines[LOCK].vals[0] = u64::from(t);
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (pred, done) = swap(mem, LOCK, u64::from(t), &mut access);
+            th.reg = pred;
             if th.reg == NONE {
                 acquired = true;
                 th.phase = Phase::Cs(0);
@@ -763,11 +787,7 @@ fn step(
             }
         }
         (Algorithm::Mcs, Phase::Release(1)) => {
-            let mine = mem.lines[LOCK].vals[0] == u64::from(t);
-            if mine {
-                mem.lines[LOCK].vals[0] = NONE;
-            }
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (mine, done) = swing_back(mem, LOCK, t, &mut access);
             th.phase = if mine {
                 Phase::Delay
             } else {
@@ -794,9 +814,8 @@ fn step(
             Next::At(done)
         }
         (Algorithm::CboMcs, Phase::Acquire(1)) => {
-            th.reg = mem.lines[cohort].vals[0];
-            mem.lines[cohort].vals[0] = u64::from(t);
-            let done = access(mem, cohort, Kind::Rmw);
+            let (pred, done) = swap(mem, cohort, u64::from(t), &mut access);
+            th.reg = pred;
             th.phase = if th.reg == NONE {
                 // An empty local queue: a grant of 0.
                 th.passes = 0;
@@ -835,9 +854,7 @@ fn step(
             }
         }
         (Algorithm::CboMcs, Phase::Acquire(_)) => {
-            let old = mem.lines[LOCK].vals[0];
-            mem.lines[LOCK].vals[0] = 1;
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (old, done) = swap(mem, LOCK, 1, &mut access);
             if old == 0 {
                 acquired = true;
                 th.phase = Phase::Cs(0);
@@ -903,11 +920,7 @@ fn step(
             Next::At(done)
         }
         (Algorithm::CboMcs, Phase::Release(4)) => {
-            let mine = mem.lines[cohort].vals[0] == u64::from(t);
-            if mine {
-                mem.lines[cohort].vals[0] = NONE;
-            }
-            let done = access(mem, cohort, Kind::Rmw);
+            let (mine, done) = swing_back(mem, cohort, t, &mut access);
             th.phase = if mine {
                 Phase::Delay
             } else {
@@ -927,9 +940,8 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Cna, Phase::Acquire(1)) => {
-            th.reg = mem.lines[LOCK].vals[0];
-            mem.lines[LOCK].vals[0] = u64::from(t);
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (pred, done) = swap(mem, LOCK, u64::from(t), &mut access);
+            th.reg = pred;
             if th.reg == NONE {
                 acquired = true;
                 th.sec = NONE;
@@ -1091,9 +1103,8 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Clh, Phase::Acquire(1)) => {
-            th.reg = mem.lines[LOCK].vals[0];
-            mem.lines[LOCK].vals[0] = th.cur;
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (pred, done) = swap(mem, LOCK, th.cur, &mut access);
+            th.reg = pred;
             if th.reg == NONE {
                 acquired = true;
                 th.phase = Phase::Cs(0);
@@ -1127,9 +1138,8 @@ fn step(
         // NONE); a thread's grant word is its node line's field 0 (0, or
         // 1: "releasing this lock").
         (Algorithm::Hemlock, Phase::Acquire(0)) => {
-            th.reg = mem.lines[LOCK].vals[0];
-            mem.lines[LOCK].vals[0] = u64::from(t);
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (pred, done) = swap(mem, LOCK, u64::from(t), &mut access);
+            th.reg = pred;
             if th.reg == NONE {
                 acquired = true;
                 th.phase = Phase::Cs(0);
@@ -1158,11 +1168,7 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Hemlock, Phase::Release(0)) => {
-            let mine = mem.lines[LOCK].vals[0] == u64::from(t);
-            if mine {
-                mem.lines[LOCK].vals[0] = NONE;
-            }
-            let done = access(mem, LOCK, Kind::Rmw);
+            let (mine, done) = swing_back(mem, LOCK, t, &mut access);
             th.phase = if mine {
                 Phase::Delay
             } else {
@@ -1336,9 +1342,8 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Hmcs, Phase::Acquire(1)) => {
-            th.reg = mem.lines[cohort].vals[0];
-            mem.lines[cohort].vals[0] = u64::from(t);
-            let done = access(mem, cohort, Kind::Rmw);
+            let (pred, done) = swap(mem, cohort, u64::from(t), &mut access);
+            th.reg = pred;
             th.phase = if th.reg == NONE {
                 Phase::Acquire(4)
             } else {
@@ -1473,11 +1478,7 @@ fn step(
             Next::At(done)
         }
         (Algorithm::Hmcs, Phase::Release(6)) => {
-            let mine = mem.lines[cohort].vals[0] == u64::from(t);
-            if mine {
-                mem.lines[cohort].vals[0] = NONE;
-            }
-            let done = access(mem, cohort, Kind::Rmw);
+            let (mine, done) = swing_back(mem, cohort, t, &mut access);
             th.phase = if mine {
                 Phase::Delay
             } else {

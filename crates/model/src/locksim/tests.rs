@@ -256,45 +256,29 @@ fn a_cohort_lock_keeps_hand_overs_within_a_socket() {
         run(Algorithm::Hmcs),
     );
     let share = |o: &Outcome| o.across_sockets as f64 / (o.within_socket + o.across_sockets) as f64;
-    // HMCS passes the root with the leaf up to 63 times in a row.
-    assert!(
-        share(&hmcs) < 0.03,
-        "hmcs crosses {:.3} of hand-overs",
-        share(&hmcs)
-    );
-    assert!(
-        hmcs.throughput > 1.1 * mcs.throughput,
-        "hmcs {:.3e} against mcs {:.3e}",
-        hmcs.throughput,
-        mcs.throughput
-    );
-    assert!(
-        share(&cohort) < 0.02,
-        "c-bo-mcs crosses {:.3} of hand-overs",
-        share(&cohort)
-    );
+    // HMCS passes the root with the leaf up to 63 times in a row; CNA
+    // crosses only when no waiter of the holder's socket is queued.
+    for (name, o, most) in [
+        ("hmcs", &hmcs, 0.03),
+        ("c-bo-mcs", &cohort, 0.02),
+        ("cna", &cna, 0.1),
+    ] {
+        assert!(
+            share(o) < most,
+            "{name} crosses {:.3} of hand-overs",
+            share(o)
+        );
+        assert!(
+            o.throughput > 1.1 * mcs.throughput,
+            "{name} {:.3e} against mcs {:.3e}",
+            o.throughput,
+            mcs.throughput
+        );
+    }
     assert!(
         share(&mcs) > 0.3,
         "mcs crosses {:.3} of hand-overs",
         share(&mcs)
-    );
-    // CNA crosses only when no waiter of the holder's socket is queued.
-    assert!(
-        share(&cna) < 0.1,
-        "cna crosses {:.3} of hand-overs",
-        share(&cna)
-    );
-    assert!(
-        cna.throughput > 1.1 * mcs.throughput,
-        "cna {:.3e} against mcs {:.3e}",
-        cna.throughput,
-        mcs.throughput
-    );
-    assert!(
-        cohort.throughput > 1.1 * mcs.throughput,
-        "c-bo-mcs {:.3e} against mcs {:.3e}",
-        cohort.throughput,
-        mcs.throughput
     );
 }
 
