@@ -803,21 +803,20 @@ fn step(
             Next::At(done)
         }
 
-        // c-bo-mcs. Acquire: 0-3 the local MCS lock (the cohort line's
-        // field 0 its tail; the own node's field 0 its grant: `WAIT`, then
-        // the count of passes of the global lock, 0 for "take it"), 4-5
-        // the global test-and-test-and-set lock (the lock word).
-        (Algorithm::CboMcs, Phase::Acquire(0)) => {
+        // c-bo-mcs and hmcs queue at their socket's MCS lock alike: 0 the
+        // own node, 1 the swap of the socket's tail (the cohort line's
+        // field 0; an empty queue goes on to the global lock or the root
+        // at 4, with no passes), 2 the link behind the predecessor.
+        (Algorithm::CboMcs | Algorithm::Hmcs, Phase::Acquire(0)) => {
             mem.lines[me].vals = [WAIT, NONE];
             let done = access(mem, me, Kind::Write);
             th.phase = Phase::Acquire(1);
             Next::At(done)
         }
-        (Algorithm::CboMcs, Phase::Acquire(1)) => {
+        (Algorithm::CboMcs | Algorithm::Hmcs, Phase::Acquire(1)) => {
             let (pred, done) = swap(mem, cohort, u64::from(t), &mut access);
             th.reg = pred;
             th.phase = if th.reg == NONE {
-                // An empty local queue: a grant of 0.
                 th.passes = 0;
                 Phase::Acquire(4)
             } else {
@@ -825,10 +824,15 @@ fn step(
             };
             Next::At(done)
         }
-        (Algorithm::CboMcs, Phase::Acquire(2)) => {
+        (Algorithm::CboMcs | Algorithm::Hmcs, Phase::Acquire(2)) => {
             th.phase = Phase::Acquire(3);
             Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
         }
+
+        // c-bo-mcs. Acquire: 0-2 as above, 3 wait for the grant in the own
+        // node's field 0 (`WAIT`, then the count of passes of the global
+        // lock, 0 for "take it"), 4-5 the global test-and-test-and-set lock
+        // (the lock word).
         (Algorithm::CboMcs, Phase::Acquire(3)) => {
             match look(mem, me, 0, t, &mut access, |grant| grant != WAIT) {
                 Some((grant, done)) => {
@@ -1331,30 +1335,10 @@ fn step(
             Next::At(done)
         }
 
-        // hmcs. Acquire: 0-3 the leaf (the cohort line's field 0 its tail;
-        // a node's field 0 its `status`, field 1 its `next`), 4-7 the
-        // root (the lock word's field 0 its tail, a socket; each leaf's
-        // root node on a line of its own).
-        (Algorithm::Hmcs, Phase::Acquire(0)) => {
-            mem.lines[me].vals = [WAIT, NONE];
-            let done = access(mem, me, Kind::Write);
-            th.phase = Phase::Acquire(1);
-            Next::At(done)
-        }
-        (Algorithm::Hmcs, Phase::Acquire(1)) => {
-            let (pred, done) = swap(mem, cohort, u64::from(t), &mut access);
-            th.reg = pred;
-            th.phase = if th.reg == NONE {
-                Phase::Acquire(4)
-            } else {
-                Phase::Acquire(2)
-            };
-            Next::At(done)
-        }
-        (Algorithm::Hmcs, Phase::Acquire(2)) => {
-            th.phase = Phase::Acquire(3);
-            Next::At(link(mem, nodes + th.reg as usize, t, &mut access))
-        }
+        // hmcs. Acquire: 0-3 the leaf (0-2 as c-bo-mcs above; a node's
+        // field 0 its `status`, field 1 its `next`), 4-7 the root (the
+        // lock word's field 0 its tail, a socket; each leaf's root node on
+        // a line of its own).
         (Algorithm::Hmcs, Phase::Acquire(3)) => {
             let status = mem.lines[me].vals[0];
             let done = access(mem, me, Kind::Read);
